@@ -1,0 +1,25 @@
+# Evaluaitor: web app (gunicorn) by default; run the worker from the same image with
+#   docker run ... evaluaitor worker
+# Production sets DATABASE_URL, REDIS_URL, SECRET_KEY and mounts /data for uploads and keys.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    EVALUAITOR_INSTANCE_DIR=/data/instance \
+    EVALUAITOR_DATA_DIR=/data/submissions \
+    EVALUAITOR_KEY_DIR=/data/keys
+
+WORKDIR /srv/evaluaitor
+# Editable install: the Alembic migrations stay next to the package, where Flask-Migrate finds them.
+COPY pyproject.toml README.md ./
+COPY app ./app
+COPY migrations ./migrations
+COPY wsgi.py ./
+RUN pip install --no-cache-dir -e . gunicorn \
+    && useradd --system --home /data evaluaitor \
+    && mkdir -p /data && chown evaluaitor /data
+
+USER evaluaitor
+VOLUME ["/data"]
+EXPOSE 8000
+CMD ["sh", "-c", "evaluaitor db upgrade && exec gunicorn --bind 0.0.0.0:8000 --workers 4 --threads 4 wsgi:app"]

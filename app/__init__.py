@@ -1,0 +1,76 @@
+"""Evaluaitor: an LTI 1.3 Advantage tool for AI-assisted grading."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, jsonify
+
+from app import config as settings
+from app import errors
+from app.extensions import db, init_redis, migrate
+
+__version__ = "0.1.0"
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """The only place that wires the application: config, extensions, blueprints, plugins."""
+    app = Flask(__name__, instance_path=os.environ.get("EVALUAITOR_INSTANCE_DIR"))
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    app.config.from_mapping(settings.load(app.instance_path))
+    if test_config:
+        app.config.from_mapping(test_config)
+    app.config["SQLALCHEMY_DATABASE_URI"] = app.config["DATABASE_URL"]
+    app.config["SECRET_KEY"] = app.config["SECRET_KEY"] or _instance_secret(app.instance_path)
+    app.config["REDIS_URL"] = app.config["REDIS_URL"] or "redis://127.0.0.1:6379/0"
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+    db.init_app(app)
+    migrations = Path(__file__).parent.parent / "migrations"
+    migrate.init_app(app, db, directory=str(migrations), render_as_batch=True, compare_type=True)
+    init_redis(app)
+    errors.init_app(app)
+
+    from app.grading import registry
+    from app.lti.views import bp as lti_bp
+    from app.web.views import bp as web_bp
+
+    app.register_blueprint(lti_bp)
+    app.register_blueprint(web_bp)
+    registry.register_builtin()
+
+    @app.get("/health")
+    def health():
+        return jsonify(status="ok", service="evaluaitor", version=__version__)
+
+    @app.after_request
+    def security_headers(response):
+        # Pages are meant to be framed by the LMS, so no X-Frame-Options; the rest is locked down.
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; object-src 'none'; base-uri 'none'; img-src 'self' data:",
+        )
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+    return app
+
+
+def _instance_secret(instance_path: str) -> str:
+    """A random secret kept in the instance folder, so sessions survive restarts."""
+    path = Path(instance_path) / "secret_key"
+    if not path.exists():
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            return path.read_text().strip()
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+    return path.read_text().strip()

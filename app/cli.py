@@ -1,0 +1,204 @@
+"""The ``evaluaitor`` command: Flask's CLI bound to the app factory, plus our own commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import click
+from flask import current_app
+from flask.cli import FlaskGroup, with_appcontext
+from sqlalchemy import select
+
+from app import create_app
+from app.extensions import db
+from app.models import Deployment, Platform
+
+
+@click.group(cls=FlaskGroup, create_app=create_app)
+def cli() -> None:
+    """Evaluaitor: AI-assisted grading for your LMS, over LTI 1.3."""
+
+
+# -- run and worker -----------------------------------------------------------------------
+
+
+@cli.command("run")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--worker/--no-worker", default=True, help="Also start an RQ worker.")
+def run_command(host: str, port: int, worker: bool) -> None:
+    """Run everything for local use: Redis (embedded if REDIS_URL is unset), migrations,
+    a worker and the web server."""
+    from flask_migrate import upgrade
+    from werkzeug.serving import run_simple
+
+    from app.jobs.redis_server import EmbeddedRedis
+
+    app = current_app._get_current_object()
+    redis_server = None
+    if not os.environ.get("REDIS_URL"):
+        redis_server = EmbeddedRedis(Path(app.instance_path) / "redis").start()
+        os.environ["REDIS_URL"] = redis_server.url
+        app = create_app()
+        click.echo(f"Embedded Redis at {redis_server.url}")
+    with app.app_context():
+        upgrade()
+    worker_process = None
+    if worker:
+        worker_process = subprocess.Popen([sys.executable, "-m", "app.cli", "worker"])
+    click.echo(f"Evaluaitor on http://{host}:{port}  (LTI login: /lti/login, keys: /lti/jwks)")
+    try:
+        run_simple(host, port, app, threaded=True, use_reloader=False)
+    finally:
+        if worker_process:
+            worker_process.terminate()
+            worker_process.wait(timeout=10)
+        if redis_server:
+            redis_server.stop()
+
+
+@cli.command("worker")
+@click.option("--burst", is_flag=True, help="Stop when the queues are empty.")
+@with_appcontext
+def worker_command(burst: bool) -> None:
+    """Run an RQ worker for the grading and passback queues, with the requeue sweeper."""
+    from rq import Worker
+
+    from app.extensions import redis_connection
+    from app.jobs import queue, tasks
+
+    app = current_app._get_current_object()
+    tasks.use_app(app)
+    if not burst:
+        threading.Thread(target=_sweep_forever, args=(app,), daemon=True).start()
+    worker = Worker(
+        [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
+        connection=redis_connection(),
+    )
+    worker.work(burst=burst, with_scheduler=True)
+
+
+def _sweep_forever(app) -> None:
+    from app.jobs import queue
+
+    every = app.config["EVALUAITOR_REQUEUE_AFTER"]
+    while True:
+        time.sleep(every)
+        with app.app_context():
+            try:
+                queue.requeue_stale(timedelta(seconds=every))
+            except Exception:  # the sweeper must outlive a bad moment (e.g. Redis restarting)
+                app.logger.exception("requeue sweep failed")
+
+
+@cli.command("requeue")
+@click.option("--older-than", default=0, show_default=True, help="Seconds.")
+@with_appcontext
+def requeue_command(older_than: int) -> None:
+    """Enqueue submissions and score pushes that never reached the queue."""
+    from app.jobs import queue
+
+    count = queue.requeue_stale(timedelta(seconds=older_than))
+    click.echo(f"Queued {count} item(s).")
+
+
+# -- platforms ----------------------------------------------------------------------------
+
+
+@cli.group("platform")
+def platform_group() -> None:
+    """Register the LMS platforms (tenants) that may launch Evaluaitor."""
+
+
+@platform_group.command("add")
+@click.option(
+    "--issuer", required=True, help="The platform's issuer (iss), e.g. https://moodle.example.edu"
+)
+@click.option("--client-id", required=True)
+@click.option("--auth-login-url", required=True, help="OIDC authorization endpoint.")
+@click.option("--auth-token-url", required=True, help="OAuth2 token endpoint.")
+@click.option("--key-set-url", required=True, help="The platform's public keys (JWKS).")
+@click.option("--deployment-id", "deployment_ids", multiple=True, required=True)
+@click.option("--name", default=None)
+@click.option("--auth-audience", default=None, help="Token audience, if not the token URL.")
+@with_appcontext
+def platform_add(
+    issuer: str,
+    client_id: str,
+    auth_login_url: str,
+    auth_token_url: str,
+    key_set_url: str,
+    deployment_ids: tuple[str, ...],
+    name: str | None,
+    auth_audience: str | None,
+) -> None:
+    """Register a platform, or update it and add deployments if it exists."""
+    for label, url in (
+        ("--issuer", issuer),
+        ("--auth-login-url", auth_login_url),
+        ("--auth-token-url", auth_token_url),
+        ("--key-set-url", key_set_url),
+    ):
+        if not url.startswith(("https://", "http://")):
+            raise click.BadParameter(f"must be an http(s) URL, got {url!r}", param_hint=label)
+    platform = db.session.scalar(
+        select(Platform).where(Platform.issuer == issuer, Platform.client_id == client_id)
+    )
+    if platform is None:
+        platform = Platform(issuer=issuer, client_id=client_id)
+        db.session.add(platform)
+    platform.name = name or platform.name or issuer
+    platform.auth_login_url = auth_login_url
+    platform.auth_token_url = auth_token_url
+    platform.key_set_url = key_set_url
+    platform.auth_audience = auth_audience
+    db.session.flush()
+    known = {d.deployment_id for d in platform.deployments}
+    for deployment_id in deployment_ids:
+        if deployment_id not in known:
+            platform.deployments.append(Deployment(deployment_id=deployment_id))
+    db.session.commit()
+    click.echo(
+        f"Platform {platform.id} ({platform.name}) with deployments "
+        f"{', '.join(sorted(d.deployment_id for d in platform.deployments))}"
+    )
+
+
+@platform_group.command("list")
+@with_appcontext
+def platform_list() -> None:
+    platforms = db.session.scalars(select(Platform).order_by(Platform.id)).all()
+    if not platforms:
+        click.echo("No platforms registered. Add one with: evaluaitor platform add --help")
+    for p in platforms:
+        deployments = ", ".join(d.deployment_id for d in p.deployments) or "-"
+        state = "active" if p.is_active else "inactive"
+        click.echo(
+            f"{p.id}\t{p.name}\t{p.issuer}\tclient_id={p.client_id}\t"
+            f"deployments={deployments}\t{state}"
+        )
+
+
+@platform_group.command("remove")
+@click.argument("platform_id", type=int)
+@click.confirmation_option(
+    prompt="This deletes the platform and all its courses and submissions. Continue?"
+)
+@with_appcontext
+def platform_remove(platform_id: int) -> None:
+    platform = db.session.get(Platform, platform_id)
+    if platform is None:
+        raise click.ClickException(f"No platform with id {platform_id}.")
+    db.session.delete(platform)
+    db.session.commit()
+    click.echo(f"Removed platform {platform_id}.")
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,68 @@
+"""Settings, read from the environment in one place.
+
+Order of precedence: the defaults below, then environment variables, then the
+``test_config`` mapping handed to :func:`app.create_app`. Services receive the
+values they need as arguments; only this module reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+#: Environment variables that are read as-is (strings), with their defaults.
+_STRING_SETTINGS: dict[str, str | None] = {
+    "SECRET_KEY": None,
+    "DATABASE_URL": None,
+    "REDIS_URL": None,
+    "EVALUAITOR_DATA_DIR": None,
+    "EVALUAITOR_KEY_DIR": None,
+    "EVALUAITOR_LLM_BASE_URL": None,
+    "EVALUAITOR_LLM_API_KEY": None,
+    "EVALUAITOR_LLM_MODEL": "gpt-4o-mini",
+    "EVALUAITOR_QUEUE_PREFIX": "evaluaitor",
+}
+
+#: Numeric settings with their defaults (type taken from the default).
+_NUMERIC_SETTINGS: dict[str, int | float] = {
+    "EVALUAITOR_MAX_UPLOAD_MB": 20,
+    "EVALUAITOR_DEFAULT_MAX_SCORE": 10.0,
+    "EVALUAITOR_LLM_TIMEOUT": 120.0,
+    "EVALUAITOR_LLM_MAX_RETRIES": 4,
+    "EVALUAITOR_LLM_BACKOFF_BASE": 1.0,
+    "EVALUAITOR_LLM_MAX_TOKENS": 2048,
+    "EVALUAITOR_LAUNCH_TTL": 8 * 3600,
+    "EVALUAITOR_CLOCK_SKEW": 60,
+    "EVALUAITOR_AGS_TIMEOUT": 20.0,
+    "EVALUAITOR_COMMENT_MAX_CHARS": 3000,
+    "EVALUAITOR_REQUEUE_AFTER": 30,
+}
+
+#: Delays in seconds between passback attempts; RQ retries a failed push this many times.
+DEFAULT_PASSBACK_RETRY_INTERVALS = [5, 30, 120, 600, 1800]
+
+
+def load(instance_path: str) -> dict[str, Any]:
+    """Build the configuration mapping from the defaults and the environment."""
+    env = os.environ
+    config: dict[str, Any] = {
+        key: env.get(key, default) or default for key, default in _STRING_SETTINGS.items()
+    }
+    for key, default in _NUMERIC_SETTINGS.items():
+        raw = env.get(key)
+        config[key] = type(default)(raw) if raw not in (None, "") else default
+
+    instance = Path(instance_path)
+    config["DATABASE_URL"] = config["DATABASE_URL"] or f"sqlite:///{instance / 'evaluaitor.db'}"
+    config["EVALUAITOR_DATA_DIR"] = config["EVALUAITOR_DATA_DIR"] or str(instance / "data")
+    config["EVALUAITOR_KEY_DIR"] = config["EVALUAITOR_KEY_DIR"] or str(instance / "keys")
+    config["SQLALCHEMY_DATABASE_URI"] = config["DATABASE_URL"]
+    config["MAX_CONTENT_LENGTH"] = _request_limit(config["EVALUAITOR_MAX_UPLOAD_MB"])
+    config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"] = DEFAULT_PASSBACK_RETRY_INTERVALS
+    return config
+
+
+def _request_limit(upload_mb: float) -> int:
+    """Werkzeug's hard request cap: the upload limit plus room for the other form fields."""
+    return int(upload_mb * 1024 * 1024) + 64 * 1024

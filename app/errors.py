@@ -1,0 +1,129 @@
+"""The error hierarchy, and the one place that decides how an error reaches a person.
+
+Every error a user can cause carries a ``user_message`` (plain language, no internals)
+and an HTTP status. Browser routes get an accessible HTML page; JSON routes (``/…/status``,
+``Accept: application/json``) get ``{"error": code, "message": ...}``. Nothing shows a
+stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+log = logging.getLogger(__name__)
+
+
+class EvaluaitorError(Exception):
+    """Base class: an error with a message fit for the person who caused it."""
+
+    status_code = 400
+    code = "error"
+    user_message = "Something went wrong."
+
+    def __init__(self, user_message: str | None = None, *, detail: str | None = None) -> None:
+        if user_message:
+            self.user_message = user_message
+        super().__init__(detail or self.user_message)
+
+
+class IllegalTransition(EvaluaitorError):
+    """A state change the workflow does not allow: a bug, never user input."""
+
+    status_code = 500
+    code = "illegal_transition"
+
+
+class LaunchError(EvaluaitorError):
+    """The LMS launch could not be trusted or understood."""
+
+    code = "launch_error"
+    user_message = "This launch from your course could not be verified."
+
+
+class UnknownPlatform(LaunchError):
+    code = "unknown_platform"
+    user_message = (
+        "This LMS is not registered with Evaluaitor. Ask your LMS administrator to register "
+        "the tool (issuer and client ID) before using it."
+    )
+
+
+class UnknownDeployment(LaunchError):
+    code = "unknown_deployment"
+    user_message = (
+        "This deployment of the tool is not registered with Evaluaitor. Ask your LMS "
+        "administrator to add its deployment ID."
+    )
+
+
+class ReplayedLaunch(LaunchError):
+    code = "replayed_launch"
+    user_message = "This launch link was already used. Open the activity again from your course."
+
+
+class SessionExpired(EvaluaitorError):
+    status_code = 401
+    code = "session_expired"
+    user_message = "Your session has expired. Open the activity again from your course."
+
+
+class Forbidden(EvaluaitorError):
+    status_code = 403
+    code = "forbidden"
+    user_message = "You do not have access to this page."
+
+
+class NotFound(EvaluaitorError):
+    status_code = 404
+    code = "not_found"
+    user_message = "That item does not exist."
+
+
+class UploadError(EvaluaitorError):
+    code = "upload_error"
+    user_message = "The file could not be accepted."
+
+
+class QueueUnavailable(EvaluaitorError):
+    """Redis could not take the job; the submission is kept and enqueued later."""
+
+    status_code = 503
+    code = "queue_unavailable"
+
+
+def _wants_json() -> bool:
+    if request.path.endswith("/status") or request.path.startswith("/api/"):
+        return True
+    best = request.accept_mimetypes.best_match(["text/html", "application/json"])
+    return best == "application/json"
+
+
+def _respond(status: int, code: str, message: str):
+    if _wants_json():
+        return jsonify(error=code, message=message), status
+    return render_template("error.html", status=status, message=message), status
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(EvaluaitorError)
+    def handle_own(exc: EvaluaitorError):
+        if exc.status_code >= 500:
+            log.error("%s: %s", type(exc).__name__, exc)
+        return _respond(exc.status_code, exc.code, exc.user_message)
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def handle_too_large(exc: RequestEntityTooLarge):
+        limit = app.config["EVALUAITOR_MAX_UPLOAD_MB"]
+        return _respond(413, "file_too_large", f"The file is larger than the {limit} MB limit.")
+
+    @app.errorhandler(HTTPException)
+    def handle_http(exc: HTTPException):
+        return _respond(exc.code or 500, exc.name.lower().replace(" ", "_"), exc.description or "")
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(exc: Exception):
+        log.exception("unhandled error on %s", request.path)
+        return _respond(500, "internal_error", "An unexpected error occurred. Please try again.")

@@ -1,0 +1,40 @@
+"""Extension objects, created unbound and wired to the app in :func:`app.create_app`."""
+
+from __future__ import annotations
+
+from flask_migrate import Migrate
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import MetaData
+from sqlalchemy.orm import DeclarativeBase
+
+#: Stable constraint names, so Alembic migrations are reproducible across databases.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+db = SQLAlchemy(model_class=Base)
+migrate = Migrate()
+
+
+def init_redis(app) -> None:
+    """One connection pool per process, shared by views, LTI storage and RQ."""
+    from redis import Redis
+
+    app.extensions["evaluaitor.redis"] = Redis.from_url(
+        app.config["REDIS_URL"], socket_timeout=5, socket_connect_timeout=2
+    )
+
+
+def redis_connection():
+    from flask import current_app
+
+    return current_app.extensions["evaluaitor.redis"]

@@ -1,0 +1,1 @@
+"""Grading: the plugin contract, the registry, the strategies, and the service that runs them."""

@@ -1,0 +1,125 @@
+"""Grading one stored submission: extract, run the activity's plugin, store, pass back.
+
+This is the body of the grading job. It takes an id, loads everything from the database,
+and is safe to run twice (a finished submission is left alone). Every failure ends in a
+visible ``failed`` state with a message for the student and the teacher.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from flask import current_app
+
+from app.errors import QueueUnavailable
+from app.extensions import db
+from app.extract import ExtractionError, Kind, extract
+from app.grading import registry
+from app.grading.base import GradingInput, GradingResult, Outcome
+from app.llm import LLMError, client_from_config
+from app.lti import passback
+from app.models import Grade, Submission, SubmissionStatus
+
+log = logging.getLogger(__name__)
+
+NO_LLM_MESSAGE = (
+    "No language model is configured, so this submission cannot be graded automatically yet. "
+    "It is stored safely; an administrator must set EVALUAITOR_LLM_BASE_URL, then a teacher "
+    "can retry grading."
+)
+#: Steps the service itself reports around the plugin's: reading the file, saving the result.
+OWN_STEPS = 2
+
+
+def grade_submission(submission_id: int) -> None:
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or submission.status != SubmissionStatus.QUEUED:
+        return  # already graded, failed or being graded: running twice changes nothing
+    submission.move_to(SubmissionStatus.PROCESSING)
+    submission.started_at = datetime.now(UTC)
+    submission.error_message = None
+    db.session.commit()
+    try:
+        _grade(submission)
+    except (ExtractionError, LLMError) as exc:
+        log.info("submission %s failed: %s", submission.id, exc)
+        _fail(submission, exc.user_message)
+    except Exception:
+        log.exception("grading submission %s crashed", submission.id)
+        _fail(submission, "Grading stopped because of an internal error. A teacher can retry it.")
+
+
+def _grade(submission: Submission) -> None:
+    activity = submission.activity
+    plugin = registry.get(activity.plugin_name)
+    total = OWN_STEPS + plugin.steps
+    _progress(submission, 1, total, "Reading your file")
+    if submission.extracted_text is None:
+        path = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
+        submission.extracted_text = extract(path, Kind(submission.kind)).text
+        db.session.commit()
+
+    llm = client_from_config(current_app.config)
+    if llm is None:
+        _fail(submission, NO_LLM_MESSAGE)
+        return
+    passback.sync_max_score(activity)
+    job = GradingInput(
+        text=submission.extracted_text,
+        filename=submission.original_filename,
+        instructions=activity.instructions,
+        max_score=activity.max_score,
+        model=activity.model or current_app.config["EVALUAITOR_LLM_MODEL"],
+        params=dict(activity.plugin_params or {}),
+    )
+    started = time.monotonic()
+    with llm:
+        result = plugin.grade(
+            job, llm, lambda step, _n, message: _progress(submission, 1 + step, total, message)
+        )
+    result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
+    _progress(submission, total, total, "Saving the result")
+    _store(submission, result)
+    passback.publish_grade(submission)
+
+
+def _store(submission: Submission, result: GradingResult) -> None:
+    grade = submission.grade or Grade(submission_id=submission.id)
+    grade.score, grade.scale, grade.normalized = result.score, result.scale, result.normalized
+    grade.feedback, grade.criteria, grade.flags = result.feedback, result.criteria, result.flags
+    grade.provenance, grade.raw_replies, grade.error = (
+        result.provenance,
+        result.raw_replies,
+        result.error,
+    )
+    submission.grade = grade
+    graded = result.outcome == Outcome.GRADED
+    submission.move_to(SubmissionStatus.GRADED if graded else SubmissionStatus.NEEDS_REVIEW)
+    submission.error_message = None if graded else result.error
+    submission.finished_at = datetime.now(UTC)
+    db.session.commit()
+
+
+def _progress(submission: Submission, step: int, total: int, message: str) -> None:
+    submission.set_progress(step, total, message)
+    db.session.commit()
+
+
+def _fail(submission: Submission, message: str) -> None:
+    db.session.rollback()
+    submission.move_to(SubmissionStatus.FAILED)
+    submission.error_message = message
+    submission.finished_at = datetime.now(UTC)
+    db.session.commit()
+
+
+def retry(submission: Submission) -> None:
+    """Teacher action: grade a failed or reviewed submission again."""
+    from app.jobs import queue
+
+    submission.error_message = None
+    if not queue.enqueue_grading(submission):
+        raise QueueUnavailable("The grading queue is not reachable right now. Try again shortly.")

@@ -1,0 +1,1 @@
+"""Background work on RQ: queues, the tasks they run, and the sweeper that requeues stragglers."""

@@ -1,0 +1,119 @@
+"""Enqueueing work. Jobs carry ids only; tasks load their state from the database.
+
+Enqueue failures (Redis down) are not errors for the user: the row is already committed
+and :func:`requeue_stale` picks it up later.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+from flask import current_app
+from redis.exceptions import RedisError
+from rq import Queue, Retry
+from sqlalchemy import select
+
+from app.extensions import db, redis_connection
+from app.models import PushStatus, ScorePush, Submission, SubmissionStatus
+
+log = logging.getLogger(__name__)
+
+GRADING = "grading"
+PASSBACK = "passback"
+#: A grading job may take this long (several LLM calls with retries) before RQ stops it.
+GRADING_TIMEOUT = 15 * 60
+
+
+def queue(name: str) -> Queue:
+    prefix = current_app.config["EVALUAITOR_QUEUE_PREFIX"]
+    return Queue(f"{prefix}-{name}", connection=redis_connection())
+
+
+def enqueue_grading(submission: Submission) -> bool:
+    """Queue grading for ``submission``; False if Redis is down (its status is then restored).
+
+    The status is committed as ``queued`` *before* the job exists, so a fast worker never
+    sees a submission that is not yet marked queued.
+    """
+    previous = submission.status
+    submission.move_to(SubmissionStatus.QUEUED)
+    submission.enqueued_at = datetime.now(UTC)
+    submission.set_progress(0, 0, "Waiting in the grading queue")
+    db.session.commit()
+    try:
+        job = queue(GRADING).enqueue(
+            "app.jobs.tasks.grade_submission",
+            submission.id,
+            job_timeout=GRADING_TIMEOUT,
+            result_ttl=3600,
+            failure_ttl=7 * 24 * 3600,
+        )
+    except RedisError as exc:
+        log.warning("could not enqueue submission %s: %s", submission.id, exc)
+        submission.status = previous  # undo: nothing was queued
+        submission.set_progress(0, 0, "Waiting to be queued")
+        db.session.commit()
+        return False
+    submission.job_id = job.id
+    db.session.commit()
+    return True
+
+
+def enqueue_push(push: ScorePush) -> bool:
+    """Queue a score push; RQ retries it with growing delays when the LMS fails."""
+    intervals = current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"]
+    try:
+        job = queue(PASSBACK).enqueue(
+            "app.jobs.tasks.send_score",
+            push.id,
+            retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+            result_ttl=3600,
+            failure_ttl=7 * 24 * 3600,
+        )
+    except RedisError as exc:
+        log.warning("could not enqueue score push %s: %s", push.id, exc)
+        return False
+    push.job_id = job.id
+    db.session.commit()
+    return True
+
+
+def requeue_stale(older_than: timedelta) -> int:
+    """Enqueue work that never reached Redis, and fail grading a dead worker left behind.
+
+    Looks only at rows older than ``older_than``, so a request that is about to enqueue is
+    not raced. Returns how many items were queued.
+    """
+    now = datetime.now(UTC)
+    cutoff = now - older_than
+    waiting = db.session.scalars(
+        select(Submission).where(
+            Submission.status == SubmissionStatus.RECEIVED, Submission.created_at < cutoff
+        )
+    ).all()
+    count = sum(enqueue_grading(s) for s in waiting)
+    pushes = db.session.scalars(
+        select(ScorePush).where(
+            ScorePush.status == PushStatus.PENDING,
+            ScorePush.job_id.is_(None),
+            ScorePush.created_at < cutoff,
+        )
+    ).all()
+    count += sum(enqueue_push(p) for p in pushes)
+    _fail_abandoned(now - timedelta(seconds=GRADING_TIMEOUT + 60))
+    return count
+
+
+def _fail_abandoned(started_before: datetime) -> None:
+    """A job still ``processing`` after RQ's own timeout lost its worker: say so, allow retry."""
+    stuck = db.session.scalars(
+        select(Submission).where(
+            Submission.status == SubmissionStatus.PROCESSING,
+            Submission.started_at < started_before,
+        )
+    ).all()
+    for submission in stuck:
+        submission.move_to(SubmissionStatus.FAILED)
+        submission.error_message = "Grading was interrupted. A teacher can retry it."
+    db.session.commit()

@@ -1,0 +1,49 @@
+"""LTI 1.3 claim names, role URIs and AGS constants: spec strings live here and nowhere else."""
+
+from __future__ import annotations
+
+_LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+MESSAGE_TYPE = _LTI + "message_type"
+DEPLOYMENT_ID = _LTI + "deployment_id"
+RESOURCE_LINK = _LTI + "resource_link"
+CONTEXT = _LTI + "context"
+ROLES = _LTI + "roles"
+CUSTOM = _LTI + "custom"
+LAUNCH_PRESENTATION = _LTI + "launch_presentation"
+AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+
+RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
+
+_MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+_INSTITUTION = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#"
+_SYSTEM = "http://purl.imsglobal.org/vocab/lis/v2/system/person#"
+
+#: Roles that open the teacher page. Short names are accepted too: LTI 1.3 allows them.
+STAFF_ROLES = frozenset(
+    {
+        _MEMBERSHIP + "Instructor",
+        _MEMBERSHIP + "Administrator",
+        _MEMBERSHIP + "ContentDeveloper",
+        _MEMBERSHIP + "Instructor#TeachingAssistant",
+        _INSTITUTION + "Administrator",
+        _INSTITUTION + "Instructor",
+        _SYSTEM + "Administrator",
+        "Instructor",
+        "Administrator",
+        "ContentDeveloper",
+    }
+)
+
+SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+SCOPE_LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
+SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+
+SCORE_CONTENT_TYPE = "application/vnd.ims.lis.v1.score+json"
+LINEITEM_CONTENT_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
+LINEITEM_CONTAINER_CONTENT_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
+
+CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+def is_staff(roles: list[str]) -> bool:
+    return any(role in STAFF_ROLES for role in roles)

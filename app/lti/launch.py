@@ -1,0 +1,123 @@
+"""Validating launches with pylti1p3, made stricter where real platforms need it.
+
+- Launch state lives in Redis (shared by every web process), not only in a cookie.
+- ``iat``/``exp`` accept the configured clock skew (default 60 s): pylti1p3 alone refuses
+  an ``iat`` one second in the future, which a platform with a fast clock sends.
+- A nonce is single-use: pylti1p3 would accept the same id_token and state twice.
+- ``aud`` must be the registered client_id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import jwt
+from flask import current_app
+from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
+from pylti1p3.exception import LtiException
+from pylti1p3.launch_data_storage.cache import CacheDataStorage
+from redis import Redis
+
+from app.errors import LaunchError, ReplayedLaunch
+from app.extensions import redis_connection
+from app.lti.tool_config import DatabaseToolConf
+
+PUBLIC_KEY_CACHE_SECONDS = 300
+
+
+class RedisCache:
+    """The ``get``/``set`` cache interface pylti1p3's cache storage expects, over Redis."""
+
+    def __init__(self, redis: Redis, prefix: str) -> None:
+        self._redis = redis
+        self._prefix = prefix
+
+    def get(self, key: str) -> Any:
+        raw = self._redis.get(self._prefix + key)
+        return None if raw is None else json.loads(raw)
+
+    def set(self, key: str, value: Any, exp: int | None = None) -> None:
+        self._redis.set(self._prefix + key, json.dumps(value), ex=exp or None)
+
+    def delete(self, key: str) -> None:
+        self._redis.delete(self._prefix + key)
+
+
+class RedisLaunchStorage(CacheDataStorage):
+    def __init__(self, cache: RedisCache) -> None:
+        super().__init__()
+        self._cache = cache
+
+
+class StrictMessageLaunch(FlaskMessageLaunch):
+    leeway: int = 60
+
+    def validate(self) -> StrictMessageLaunch:
+        super().validate()
+        self._consume_nonce()
+        return self
+
+    def validate_jwt_signature(self) -> StrictMessageLaunch:
+        public_key, algorithm = self.get_public_key()
+        try:
+            jwt.decode(
+                self._get_id_token(),
+                public_key,
+                algorithms=[algorithm],
+                audience=self.get_client_id(),
+                leeway=self.leeway,
+                options={"require": ["exp", "iat", "aud", "iss", "sub", "nonce"]},
+            )
+        except jwt.InvalidTokenError as exc:
+            raise LaunchError(
+                "This launch from your course has expired or was not signed correctly. "
+                "Open the activity again from your course.",
+                detail=f"id_token rejected: {exc}",
+            ) from exc
+        return self
+
+    def get_public_key(self) -> tuple[str, str]:
+        """Refetch the platform's JWKS once when the kid is unknown: the platform rotated keys."""
+        try:
+            return super().get_public_key()
+        except LtiException:
+            cache = self._public_key_cache_data_storage
+            if cache is None:
+                raise
+            url = self._registration.get_key_set_url()
+            cache._get_cache().delete("key-set-url-" + hashlib.md5(url.encode()).hexdigest())
+            self._registration.set_key_set(None)
+            return super().get_public_key()
+
+    def _consume_nonce(self) -> None:
+        nonce = self._get_jwt_body()["nonce"]
+        key = "evaluaitor:nonce-used:" + hashlib.sha256(nonce.encode()).hexdigest()
+        if not redis_connection().set(key, 1, nx=True, ex=24 * 3600):
+            raise ReplayedLaunch(detail="nonce already used")
+
+
+def _tool_conf() -> DatabaseToolConf:
+    return DatabaseToolConf(current_app.config["EVALUAITOR_KEY_DIR"])
+
+
+def _storage() -> RedisLaunchStorage:
+    return RedisLaunchStorage(RedisCache(redis_connection(), "evaluaitor:lti:"))
+
+
+def oidc_login() -> FlaskOIDCLogin:
+    return FlaskOIDCLogin(FlaskRequest(), _tool_conf(), launch_data_storage=_storage())
+
+
+def validated_launch() -> StrictMessageLaunch:
+    """Validate the launch in the current request; every failure becomes a :class:`LaunchError`."""
+    storage = _storage()
+    launch = StrictMessageLaunch(FlaskRequest(), _tool_conf(), launch_data_storage=storage)
+    launch.leeway = current_app.config["EVALUAITOR_CLOCK_SKEW"]
+    launch.set_public_key_caching(storage, PUBLIC_KEY_CACHE_SECONDS)
+    try:
+        launch.validate()
+    except LtiException as exc:
+        raise LaunchError(detail=str(exc)) from exc
+    return launch

@@ -1,0 +1,251 @@
+"""Score passback: which scores go to the LMS gradebook, when, and what happens on failure.
+
+Rules (see docs/decisions.md):
+- On upload a ``Submitted``/``Pending`` score is pushed. Moodle clears the grade it holds when
+  it receives a Pending score without ``scoreGiven``, so on a *resubmission* the push carries
+  the student's last graded score: the gradebook keeps it until the new grade lands.
+- After grading, ``Completed``/``FullyGraded`` with ``scoreGiven`` on the line item's scale and
+  the feedback as ``comment``. A grade that needs review is pushed as ``PendingManual``.
+- Every push carries a ``timestamp`` strictly later, in whole seconds, than the last one sent
+  for that student (Moodle answers 409 otherwise).
+- A push that a newer, already-sent push overtook is not sent (it would roll the grade back).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+
+from flask import current_app
+from sqlalchemy import func, select
+
+from app.extensions import db, redis_connection
+from app.jobs import queue
+from app.lti import keys
+from app.lti.ags import AgsClient, AgsError
+from app.models import (
+    Activity,
+    Grade,
+    LtiUser,
+    PushStatus,
+    ScorePush,
+    Submission,
+)
+
+log = logging.getLogger(__name__)
+
+SUBMITTED = "submitted"
+GRADED = "graded"
+
+
+def announce_submission(submission: Submission) -> ScorePush | None:
+    return _create_push(submission, SUBMITTED)
+
+
+def publish_grade(submission: Submission) -> ScorePush | None:
+    return _create_push(submission, GRADED)
+
+
+def retry(push: ScorePush) -> None:
+    """Teacher action: send a failed push again from a clean slate."""
+    push.status, push.attempts, push.last_error, push.job_id = PushStatus.PENDING, 0, None, None
+    db.session.commit()
+    queue.enqueue_push(push)
+
+
+def _create_push(submission: Submission, kind: str) -> ScorePush | None:
+    if not submission.activity.has_ags:
+        return None
+    push = ScorePush(
+        activity_id=submission.activity_id,
+        user_id=submission.user_id,
+        submission_id=submission.id,
+        kind=kind,
+    )
+    db.session.add(push)
+    db.session.commit()
+    queue.enqueue_push(push)
+    return push
+
+
+def send(push_id: int) -> None:
+    """Deliver one push (the body of the passback job). Safe to run twice.
+
+    Raises :class:`AgsError` for a failure worth retrying while attempts remain, so that RQ
+    schedules the next try; otherwise the outcome is recorded on the row.
+    """
+    push = db.session.get(ScorePush, push_id)
+    if push is None or push.status != PushStatus.PENDING:
+        return
+    if _overtaken(push):
+        push.status = PushStatus.SUPERSEDED
+        db.session.commit()
+        return
+    submission = push.submission
+    activity = submission.activity
+    push.attempts += 1
+    try:
+        with _client(activity) as client:
+            lineitem_url = _resolve_lineitem(client, activity)
+            score = _score_payload(push, submission, activity)
+            push.sent_timestamp = _parse_time(score["timestamp"])
+            db.session.commit()
+            client.post_score(lineitem_url, score)
+    except AgsError as exc:
+        _record_failure(push, exc)
+        return
+    push.status = PushStatus.SENT
+    push.http_status = 200
+    push.last_error = None
+    push.score_given = score.get("scoreGiven")
+    db.session.commit()
+
+
+def _record_failure(push: ScorePush, exc: AgsError) -> None:
+    push.http_status = exc.status
+    push.last_error = _explain(exc)
+    max_attempts = 1 + len(current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"])
+    will_retry = exc.retryable and push.attempts < max_attempts
+    if not will_retry:
+        push.status = PushStatus.FAILED
+    db.session.commit()
+    log.warning("score push %s attempt %s failed: %s", push.id, push.attempts, exc)
+    if will_retry:
+        raise exc
+
+
+def _explain(exc: AgsError) -> str:
+    if exc.status == 404:
+        return f"The LMS no longer has this grade column (it may have been deleted). Details: {exc}"
+    return str(exc)
+
+
+def _overtaken(push: ScorePush) -> bool:
+    newer = db.session.scalar(
+        select(func.count(ScorePush.id)).where(
+            ScorePush.activity_id == push.activity_id,
+            ScorePush.user_id == push.user_id,
+            ScorePush.id > push.id,
+            ScorePush.status == PushStatus.SENT,
+        )
+    )
+    return bool(newer)
+
+
+def _client(activity: Activity) -> AgsClient:
+    config = current_app.config
+    return AgsClient(
+        activity.platform,
+        keys.active_key(config["EVALUAITOR_KEY_DIR"]),
+        redis_connection(),
+        timeout=config["EVALUAITOR_AGS_TIMEOUT"],
+    )
+
+
+def _resolve_lineitem(client: AgsClient, activity: Activity) -> str:
+    """The line item URL, found or created from ``lineitems`` when the launch gave none.
+
+    Also refreshes ``activity.max_score`` from the line item: scores go on its scale.
+    """
+    if activity.lineitem_url:
+        item = client.get_lineitem(activity.lineitem_url)
+    else:
+        item = client.find_or_create_lineitem(
+            activity.lineitems_url,
+            resource_link_id=activity.resource_link_id,
+            label=activity.title,
+            score_maximum=activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"],
+        )
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise AgsError("the platform returned a line item without an id", retryable=False)
+        activity.lineitem_url = item["id"]
+    maximum = item.get("scoreMaximum") if isinstance(item, dict) else None
+    if isinstance(maximum, int | float) and maximum > 0:
+        activity.max_score = float(maximum)
+    db.session.commit()
+    return activity.lineitem_url
+
+
+def sync_max_score(activity: Activity) -> None:
+    """Before grading: learn the maximum from the line item; the default if there is none."""
+    if activity.max_score is None and activity.has_ags:
+        try:
+            with _client(activity) as client:
+                _resolve_lineitem(client, activity)
+        except AgsError as exc:
+            log.warning("could not read line item of activity %s: %s", activity.id, exc)
+    if activity.max_score is None:
+        activity.max_score = current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
+        db.session.commit()
+
+
+def _score_payload(push: ScorePush, submission: Submission, activity: Activity) -> dict:
+    user: LtiUser = submission.user
+    payload: dict = {"userId": user.sub, "timestamp": _next_timestamp(push)}
+    grade: Grade | None = submission.grade
+    maximum = activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
+    if push.kind == GRADED and grade is not None and grade.normalized is not None:
+        payload.update(
+            scoreGiven=round(grade.normalized * maximum, 4),
+            scoreMaximum=maximum,
+            comment=plain_comment(
+                grade.feedback, current_app.config["EVALUAITOR_COMMENT_MAX_CHARS"]
+            ),
+            activityProgress="Completed",
+            gradingProgress="FullyGraded",
+        )
+        return payload
+    if push.kind == GRADED:
+        payload.update(activityProgress="Completed", gradingProgress="PendingManual")
+    else:
+        payload.update(activityProgress="Submitted", gradingProgress="Pending")
+    previous = _last_sent_score(push)
+    if previous is not None:
+        payload.update(scoreGiven=previous, scoreMaximum=maximum)
+    return payload
+
+
+def _last_sent_score(push: ScorePush) -> float | None:
+    return db.session.scalar(
+        select(ScorePush.score_given)
+        .where(
+            ScorePush.activity_id == push.activity_id,
+            ScorePush.user_id == push.user_id,
+            ScorePush.status == PushStatus.SENT,
+            ScorePush.score_given.is_not(None),
+        )
+        .order_by(ScorePush.id.desc())
+        .limit(1)
+    )
+
+
+def _next_timestamp(push: ScorePush) -> str:
+    """Now, in whole seconds, but strictly later than any timestamp already sent."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    last = db.session.scalar(
+        select(func.max(ScorePush.sent_timestamp)).where(
+            ScorePush.activity_id == push.activity_id,
+            ScorePush.user_id == push.user_id,
+        )
+    )
+    if last is not None:
+        last = last.replace(tzinfo=UTC) if last.tzinfo is None else last
+        now = max(now, last.replace(microsecond=0) + timedelta(seconds=1))
+    return now.isoformat()
+
+
+def _parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+_MARKDOWN = re.compile(r"(\*\*|__|`{1,3}|^#{1,6}\s*|^>\s?)", re.MULTILINE)
+
+
+def plain_comment(feedback: str, limit: int) -> str:
+    """The feedback as plain text for the gradebook, trimmed on a word boundary."""
+    text = _MARKDOWN.sub("", feedback or "").strip()
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"

@@ -1,0 +1,133 @@
+"""What a launch leaves behind: rows for the course, user and activity, and a session token.
+
+The session is a signed, expiring token (itsdangerous, keyed by ``SECRET_KEY``) naming the
+platform, activity, user and role. Pages carry it in their URL, not in a cookie, so they
+keep working inside an LMS iframe when the browser blocks third-party cookies, and keep
+working when Redis is briefly down. The token is never sent automatically by the browser,
+so it also protects form posts against cross-site request forgery. The full launch data
+stays in Redis under ``launch_id`` (pylti1p3's own storage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from flask import current_app
+from itsdangerous import BadData, URLSafeTimedSerializer
+from sqlalchemy import select
+
+from app.errors import LaunchError, SessionExpired
+from app.extensions import db
+from app.lti import claims
+from app.models import Activity, Course, Deployment, LtiUser, Platform
+
+_SALT = "evaluaitor.launch-session"
+
+
+@dataclass(frozen=True)
+class LaunchSession:
+    launch_id: str
+    platform_id: int
+    activity_id: int
+    user_id: int
+    is_staff: bool
+    return_url: str | None = None
+
+
+def _serializer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=_SALT)
+
+
+def issue_token(session: LaunchSession) -> str:
+    return _serializer().dumps(asdict(session))
+
+
+def load(token: str) -> LaunchSession:
+    """The session a page token stands for; expired or forged tokens raise SessionExpired."""
+    try:
+        data = _serializer().loads(token, max_age=current_app.config["EVALUAITOR_LAUNCH_TTL"])
+        return LaunchSession(**data)
+    except (BadData, TypeError) as exc:
+        raise SessionExpired() from exc
+
+
+def record_launch(
+    platform: Platform,
+    deployment: Deployment,
+    body: dict[str, Any],
+    *,
+    launch_id: str,
+    default_max_score: float,
+) -> LaunchSession:
+    """Create or update the rows a resource-link launch describes; return its new session."""
+    link = body.get(claims.RESOURCE_LINK) or {}
+    if not link.get("id"):
+        raise LaunchError(detail="launch without resource_link.id")
+    course = _upsert_course(platform, body.get(claims.CONTEXT) or {})
+    user = _upsert(
+        LtiUser,
+        {"platform_id": platform.id, "sub": str(body["sub"])},
+        name=str(body.get("name") or ""),
+        email=str(body.get("email") or ""),
+    )
+    activity = _upsert(
+        Activity,
+        {"deployment_id": deployment.id, "resource_link_id": str(link["id"])},
+        platform_id=platform.id,
+        course_id=course.id if course else None,
+        title=str(link.get("title") or ""),
+    )
+    if not activity.instructions:
+        activity.instructions = _default_instructions(link)
+    _store_ags_endpoint(activity, body.get(claims.AGS_ENDPOINT) or {})
+    if activity.max_score is None and not activity.has_ags:
+        activity.max_score = default_max_score
+    db.session.commit()
+    presentation = body.get(claims.LAUNCH_PRESENTATION) or {}
+    return LaunchSession(
+        launch_id=launch_id,
+        platform_id=platform.id,
+        activity_id=activity.id,
+        user_id=user.id,
+        is_staff=claims.is_staff(body.get(claims.ROLES) or []),
+        return_url=presentation.get("return_url"),
+    )
+
+
+def _default_instructions(link: dict[str, Any]) -> str:
+    """A plain resource link has no configuration: its title and description are the task."""
+    parts = [str(link.get("title") or "").strip(), str(link.get("description") or "").strip()]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _store_ags_endpoint(activity: Activity, endpoint: dict[str, Any]) -> None:
+    """Keep the AGS URLs so background jobs can push scores without a live launch."""
+    if not endpoint:
+        return
+    activity.lineitem_url = endpoint.get("lineitem") or activity.lineitem_url
+    activity.lineitems_url = endpoint.get("lineitems") or activity.lineitems_url
+    activity.ags_scopes = list(endpoint.get("scope") or [])
+
+
+def _upsert_course(platform: Platform, context: dict[str, Any]) -> Course | None:
+    if not context.get("id"):
+        return None
+    return _upsert(
+        Course,
+        {"platform_id": platform.id, "context_id": str(context["id"])},
+        title=str(context.get("title") or ""),
+        label=str(context.get("label") or ""),
+    )
+
+
+def _upsert(model: type, keys: dict[str, Any], **values: Any):
+    """Fetch by natural key and update, or insert; flushed so the id is known."""
+    row = db.session.scalar(select(model).filter_by(**keys))
+    if row is None:
+        row = model(**keys)
+        db.session.add(row)
+    for name, value in values.items():
+        setattr(row, name, value)
+    db.session.flush()
+    return row

@@ -1,0 +1,87 @@
+"""pylti1p3's tool configuration, read from the database instead of a JSON file."""
+
+from __future__ import annotations
+
+from pylti1p3.deployment import Deployment as LtiDeployment
+from pylti1p3.registration import Registration
+from pylti1p3.tool_config.abstract import ToolConfAbstract
+from sqlalchemy import select
+
+from app.errors import UnknownDeployment, UnknownPlatform
+from app.extensions import db
+from app.lti import keys
+from app.models import Deployment, Platform
+
+
+def find_platform(issuer: str, client_id: str | None) -> Platform:
+    """The active platform for an issuer and client_id.
+
+    ``client_id`` may be missing from a login initiation; that is only unambiguous when
+    the issuer has a single registration.
+    """
+    query = select(Platform).where(Platform.issuer == issuer, Platform.is_active.is_(True))
+    if client_id:
+        query = query.where(Platform.client_id == client_id)
+    platforms = db.session.scalars(query.limit(2)).all()
+    if len(platforms) != 1:
+        raise UnknownPlatform(detail=f"no single active platform for issuer={issuer!r}")
+    return platforms[0]
+
+
+def find_deployment(platform: Platform, deployment_id: str) -> Deployment:
+    deployment = db.session.scalar(
+        select(Deployment).where(
+            Deployment.platform_id == platform.id,
+            Deployment.deployment_id == deployment_id,
+            Deployment.is_active.is_(True),
+        )
+    )
+    if deployment is None:
+        raise UnknownDeployment(detail=f"deployment {deployment_id!r} of platform {platform.id}")
+    return deployment
+
+
+class DatabaseToolConf(ToolConfAbstract):
+    """Every issuer may have many client_ids (Canvas), so lookups always use both."""
+
+    def __init__(self, key_dir: str) -> None:
+        super().__init__()
+        self._key_dir = key_dir
+
+    def check_iss_has_one_client(self, iss: str) -> bool:
+        return False
+
+    def check_iss_has_many_clients(self, iss: str) -> bool:
+        return True
+
+    def find_registration_by_issuer(self, iss: str, *args, **kwargs) -> Registration:
+        return self.find_registration_by_params(iss, None)
+
+    def find_registration_by_params(
+        self, iss: str, client_id: str | None, *args, **kwargs
+    ) -> Registration:
+        return self.registration_for(find_platform(iss, client_id))
+
+    def find_deployment(self, iss: str, deployment_id: str) -> LtiDeployment | None:
+        return self.find_deployment_by_params(iss, deployment_id, None)
+
+    def find_deployment_by_params(
+        self, iss: str, deployment_id: str, client_id: str | None, *args, **kwargs
+    ) -> LtiDeployment | None:
+        find_deployment(find_platform(iss, client_id), deployment_id)
+        return LtiDeployment().set_deployment_id(deployment_id)
+
+    def registration_for(self, platform: Platform) -> Registration:
+        key = keys.active_key(self._key_dir)
+        registration = (
+            Registration()
+            .set_issuer(platform.issuer)
+            .set_client_id(platform.client_id)
+            .set_auth_login_url(platform.auth_login_url)
+            .set_auth_token_url(platform.auth_token_url)
+            .set_key_set_url(platform.key_set_url)
+            .set_tool_private_key(key.private_pem)
+        )
+        if platform.auth_audience:
+            registration.set_auth_audience(platform.auth_audience)
+        return registration

@@ -1,0 +1,70 @@
+"""LTI endpoints: OIDC login initiation, launch, the tool's public keys."""
+
+from __future__ import annotations
+
+import jwt
+from flask import Blueprint, current_app, jsonify, redirect, request, url_for
+
+from app.errors import LaunchError
+from app.lti import claims, keys, session
+from app.lti.launch import oidc_login, validated_launch
+from app.lti.tool_config import find_deployment, find_platform
+
+bp = Blueprint("lti", __name__, url_prefix="/lti")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    """Third-party initiated login: check the platform, then redirect to its auth endpoint."""
+    params = request.values
+    if not params.get("iss") or not params.get("login_hint"):
+        raise LaunchError(detail="login initiation without iss or login_hint")
+    find_platform(params["iss"], params.get("client_id"))
+    return oidc_login().redirect(url_for("lti.launch", _external=True))
+
+
+@bp.post("/launch")
+def launch():
+    """Validate the id_token, record what it describes, and open the right page."""
+    platform, deployment = _platform_and_deployment(request.form.get("id_token", ""))
+    message = validated_launch()
+    body = message.get_launch_data()
+    if body.get(claims.MESSAGE_TYPE) != claims.RESOURCE_LINK_REQUEST:
+        raise LaunchError(
+            "Evaluaitor does not handle this kind of launch yet.",
+            detail=f"message type {body.get(claims.MESSAGE_TYPE)!r}",
+        )
+    new_session = session.record_launch(
+        platform,
+        deployment,
+        body,
+        launch_id=message.get_launch_id(),
+        default_max_score=current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"],
+    )
+    token = session.issue_token(new_session)
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
+@bp.get("/jwks")
+def jwks():
+    response = jsonify(keys.jwks(current_app.config["EVALUAITOR_KEY_DIR"]))
+    response.cache_control.max_age = 300
+    response.cache_control.public = True
+    return response
+
+
+def _platform_and_deployment(id_token: str):
+    """Name an unknown issuer, client or deployment clearly before pylti1p3 runs.
+
+    The token is only *read* here; its signature is verified by :func:`validated_launch`.
+    """
+    try:
+        body = jwt.decode(id_token, options={"verify_signature": False})
+    except jwt.InvalidTokenError as exc:
+        raise LaunchError(detail=f"unreadable id_token: {exc}") from exc
+    audience = body.get("aud")
+    client_id = audience[0] if isinstance(audience, list) and audience else audience
+    if not isinstance(client_id, str) or not isinstance(body.get("iss"), str):
+        raise LaunchError(detail="id_token without iss or aud")
+    platform = find_platform(body["iss"], client_id)
+    return platform, find_deployment(platform, str(body.get(claims.DEPLOYMENT_ID, "")))

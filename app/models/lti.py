@@ -1,0 +1,114 @@
+"""LTI concepts, one model each: platform (the tenant), deployment, course, user, activity.
+
+A platform is identified by issuer *and* client_id: Canvas uses one issuer for every
+school, so several registrations may share an issuer. Everything below a platform is
+scoped to it through a foreign key, which is how tenants stay apart.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+from app.models.base import Timestamped
+
+
+class Platform(Timestamped, db.Model):
+    """An LMS registration: one issuer + client_id pair and its endpoints."""
+
+    __tablename__ = "platform"
+    __table_args__ = (UniqueConstraint("issuer", "client_id", name="uq_platform_issuer_client"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    issuer: Mapped[str] = mapped_column(String(500))
+    client_id: Mapped[str] = mapped_column(String(255))
+    auth_login_url: Mapped[str] = mapped_column(String(1000))
+    auth_token_url: Mapped[str] = mapped_column(String(1000))
+    key_set_url: Mapped[str] = mapped_column(String(1000))
+    #: Some platforms (e.g. Blackboard) want a token ``aud`` other than the token URL.
+    auth_audience: Mapped[str | None] = mapped_column(String(1000))
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+
+    deployments: Mapped[list[Deployment]] = relationship(
+        back_populates="platform", cascade="all, delete-orphan"
+    )
+
+
+class Deployment(Timestamped, db.Model):
+    __tablename__ = "deployment"
+    __table_args__ = (
+        UniqueConstraint("platform_id", "deployment_id", name="uq_deployment_platform_deployment"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platform.id", ondelete="CASCADE"))
+    deployment_id: Mapped[str] = mapped_column(String(255))
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+
+    platform: Mapped[Platform] = relationship(back_populates="deployments")
+
+
+class Course(Timestamped, db.Model):
+    """An LTI context (course section) seen in a launch."""
+
+    __tablename__ = "course"
+    __table_args__ = (
+        UniqueConstraint("platform_id", "context_id", name="uq_course_platform_context"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platform.id", ondelete="CASCADE"))
+    context_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(500), default="")
+    label: Mapped[str] = mapped_column(String(255), default="")
+
+
+class LtiUser(Timestamped, db.Model):
+    """A person as the platform names them (``sub``). Names stay here; they never reach an LLM."""
+
+    __tablename__ = "lti_user"
+    __table_args__ = (UniqueConstraint("platform_id", "sub", name="uq_lti_user_platform_sub"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platform.id", ondelete="CASCADE"))
+    sub: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(500), default="")
+    email: Mapped[str] = mapped_column(String(500), default="")
+
+
+class Activity(Timestamped, db.Model):
+    """A resource link: what the student submits to, how it is graded, where the grade goes.
+
+    The AGS endpoints of the launch are stored here so that background jobs can push
+    scores without a live launch.
+    """
+
+    __tablename__ = "activity"
+    __table_args__ = (
+        UniqueConstraint("deployment_id", "resource_link_id", name="uq_activity_deployment_link"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platform.id", ondelete="CASCADE"))
+    deployment_id: Mapped[int] = mapped_column(ForeignKey("deployment.id", ondelete="CASCADE"))
+    course_id: Mapped[int | None] = mapped_column(ForeignKey("course.id", ondelete="SET NULL"))
+    resource_link_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(500), default="")
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    plugin_name: Mapped[str] = mapped_column(String(100), default="rubric_eval")
+    plugin_params: Mapped[dict] = mapped_column(JSON, default=dict)
+    model: Mapped[str | None] = mapped_column(String(200))
+    #: None until known: taken from the AGS line item when there is one, else the default.
+    max_score: Mapped[float | None] = mapped_column(Float)
+    lineitem_url: Mapped[str | None] = mapped_column(String(1000))
+    lineitems_url: Mapped[str | None] = mapped_column(String(1000))
+    ags_scopes: Mapped[list] = mapped_column(JSON, default=list)
+
+    platform: Mapped[Platform] = relationship()
+    course: Mapped[Course | None] = relationship()
+
+    @property
+    def has_ags(self) -> bool:
+        return bool(self.lineitem_url or self.lineitems_url)

@@ -1,0 +1,154 @@
+"""Submissions, their grades, and the score pushes sent to the LMS."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.errors import IllegalTransition
+from app.extensions import db
+from app.models.base import Timestamped
+from app.models.lti import Activity, LtiUser
+
+
+class SubmissionStatus(StrEnum):
+    RECEIVED = "received"  # stored; the grading job is not enqueued yet (e.g. Redis was down)
+    QUEUED = "queued"
+    PROCESSING = "processing"
+    GRADED = "graded"
+    NEEDS_REVIEW = "needs_review"  # no trustworthy score: a teacher decides
+    FAILED = "failed"
+
+    @property
+    def is_final(self) -> bool:
+        return self in _FINAL
+
+
+_FINAL = {SubmissionStatus.GRADED, SubmissionStatus.NEEDS_REVIEW, SubmissionStatus.FAILED}
+
+#: Allowed status changes. Anything else is a bug and is refused.
+_TRANSITIONS: dict[SubmissionStatus, set[SubmissionStatus]] = {
+    SubmissionStatus.RECEIVED: {SubmissionStatus.QUEUED, SubmissionStatus.FAILED},
+    SubmissionStatus.QUEUED: {SubmissionStatus.PROCESSING, SubmissionStatus.FAILED},
+    SubmissionStatus.PROCESSING: {
+        SubmissionStatus.GRADED,
+        SubmissionStatus.NEEDS_REVIEW,
+        SubmissionStatus.FAILED,
+        SubmissionStatus.QUEUED,  # requeued after a worker died mid-job
+    },
+    SubmissionStatus.GRADED: {SubmissionStatus.QUEUED},
+    SubmissionStatus.NEEDS_REVIEW: {SubmissionStatus.QUEUED},
+    SubmissionStatus.FAILED: {SubmissionStatus.QUEUED},
+}
+
+
+class Submission(Timestamped, db.Model):
+    """One uploaded file. A student's latest submission for an activity is the one that counts."""
+
+    __tablename__ = "submission"
+    __table_args__ = (
+        UniqueConstraint("activity_id", "user_id", "attempt", name="uq_submission_attempt"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    activity_id: Mapped[int] = mapped_column(
+        ForeignKey("activity.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("lti_user.id", ondelete="CASCADE"))
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    status: Mapped[SubmissionStatus] = mapped_column(
+        String(20), default=SubmissionStatus.RECEIVED, index=True
+    )
+    progress_step: Mapped[int] = mapped_column(Integer, default=0)
+    progress_total: Mapped[int] = mapped_column(Integer, default=0)
+    progress_message: Mapped[str] = mapped_column(String(300), default="")
+
+    original_filename: Mapped[str] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(String(20))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    storage_path: Mapped[str] = mapped_column(String(1000))
+    comment: Mapped[str] = mapped_column(Text, default="")
+    extracted_text: Mapped[str | None] = mapped_column(Text)
+
+    error_message: Mapped[str | None] = mapped_column(Text)
+    job_id: Mapped[str | None] = mapped_column(String(100))
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    activity: Mapped[Activity] = relationship()
+    user: Mapped[LtiUser] = relationship()
+    grade: Mapped[Grade | None] = relationship(
+        back_populates="submission", uselist=False, cascade="all, delete-orphan"
+    )
+
+    def move_to(self, status: SubmissionStatus) -> None:
+        """Change status, refusing transitions the workflow does not allow."""
+        current = SubmissionStatus(self.status)
+        if status not in _TRANSITIONS[current]:
+            raise IllegalTransition(f"submission {self.id}: {current} -> {status}")
+        self.status = status
+
+    def set_progress(self, step: int, total: int, message: str) -> None:
+        self.progress_step, self.progress_total = step, total
+        self.progress_message = message[:300]
+
+
+class Grade(Timestamped, db.Model):
+    """The outcome of grading one submission: what the plugin returned, kept for audit."""
+
+    __tablename__ = "grade"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submission.id", ondelete="CASCADE"), unique=True
+    )
+    score: Mapped[float | None] = mapped_column(Float)
+    #: The maximum the grader scored against (the reply's own scale when it wrote one).
+    scale: Mapped[float | None] = mapped_column(Float)
+    normalized: Mapped[float | None] = mapped_column(Float)
+    feedback: Mapped[str] = mapped_column(Text, default="")
+    criteria: Mapped[list] = mapped_column(JSON, default=list)
+    flags: Mapped[list] = mapped_column(JSON, default=list)
+    provenance: Mapped[dict] = mapped_column(JSON, default=dict)
+    raw_replies: Mapped[list] = mapped_column(JSON, default=list)
+    error: Mapped[str | None] = mapped_column(Text)
+
+    submission: Mapped[Submission] = relationship(back_populates="grade")
+
+
+class PushStatus(StrEnum):
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"
+    SUPERSEDED = "superseded"  # a newer push for the same student went out first
+
+
+class ScorePush(Timestamped, db.Model):
+    """One score message for the LMS gradebook, and what became of it."""
+
+    __tablename__ = "score_push"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    activity_id: Mapped[int] = mapped_column(
+        ForeignKey("activity.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("lti_user.id", ondelete="CASCADE"))
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submission.id", ondelete="CASCADE"))
+    #: ``submitted`` (Pending, on upload) or ``graded`` (FullyGraded, with the score).
+    kind: Mapped[str] = mapped_column(String(20))
+    status: Mapped[PushStatus] = mapped_column(String(20), default=PushStatus.PENDING)
+    #: Set once RQ holds the job; the sweeper enqueues pushes that never got one.
+    job_id: Mapped[str | None] = mapped_column(String(100))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    http_status: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    #: The AGS ``timestamp`` of the last attempt; each push must be strictly later.
+    sent_timestamp: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    score_given: Mapped[float | None] = mapped_column(Float)
+
+    submission: Mapped[Submission] = relationship()

@@ -1,0 +1,46 @@
+// Keeps the submission status fresh without a manual reload, and checks the file size early.
+(function () {
+  "use strict";
+  var section = document.querySelector("section.status");
+  var labels = {
+    received: "Received, waiting for the grading queue",
+    queued: "Queued for grading",
+    processing: "Being graded"
+  };
+
+  function poll() {
+    fetch(section.dataset.statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (data) {
+        var s = data && data.submission;
+        if (!s) { return; }
+        if (s.is_final) { window.location.reload(); return; }
+        var text = labels[s.status] || s.status;
+        if (s.status === "processing" && s.total) {
+          text += ": step " + s.step + " of " + s.total + " – " + s.message;
+        }
+        document.getElementById("status-text").textContent = text;
+        var bar = document.getElementById("status-progress");
+        if (bar) { bar.max = s.total || 1; bar.value = s.step; }
+        window.setTimeout(poll, 1500);
+      })
+      .catch(function () { window.setTimeout(poll, 5000); });
+  }
+
+  if (section && section.dataset.final === "false") { window.setTimeout(poll, 1000); }
+
+  var form = document.getElementById("upload-form");
+  if (form) {
+    form.addEventListener("submit", function (event) {
+      var input = document.getElementById("file");
+      var limit = parseFloat(form.dataset.maxMb) * 1024 * 1024;
+      if (input.files.length && input.files[0].size > limit) {
+        event.preventDefault();
+        input.setAttribute("aria-invalid", "true");
+        input.setCustomValidity("The file is larger than the " + form.dataset.maxMb + " MB limit.");
+        input.reportValidity();
+        input.addEventListener("change", function () { input.setCustomValidity(""); }, { once: true });
+      }
+    });
+  }
+})();

@@ -1,0 +1,118 @@
+"""Accepting a student's upload: check it, store it durably, then hand it to the queue.
+
+Order matters for "nothing lost": the file is written and the row committed *before*
+anything is enqueued. If Redis is down the submission waits in ``received`` and the
+sweeper (or ``evaluaitor requeue``) enqueues it later; the student still gets a receipt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from sqlalchemy import func, select
+
+from app.errors import UploadError
+from app.extensions import db
+from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, sniff
+from app.jobs import queue
+from app.lti import passback
+from app.models import Activity, LtiUser, Submission
+
+CHUNK = 256 * 1024
+SNIFF_BYTES = 64 * 1024
+MAX_COMMENT_CHARS = 5000
+
+
+@dataclass(frozen=True)
+class Upload:
+    filename: str
+    stream: BinaryIO
+    comment: str = ""
+
+
+def accept(activity: Activity, user: LtiUser, upload: Upload, *, data_dir: str, max_mb: float):
+    """Store ``upload`` as the user's next attempt and start grading it."""
+    filename = _clean_filename(upload.filename)
+    comment = upload.comment.strip()
+    if len(comment) > MAX_COMMENT_CHARS:
+        raise UploadError(f"The comment is too long (at most {MAX_COMMENT_CHARS} characters).")
+    directory = Path(data_dir) / f"p{activity.platform_id}" / f"a{activity.id}" / f"u{user.id}"
+    directory.mkdir(parents=True, exist_ok=True)
+    temp_path, size, digest, head = _receive(upload.stream, directory, int(max_mb * 1024 * 1024))
+    try:
+        kind = sniff(filename, head)
+    except ExtractionError as exc:
+        temp_path.unlink(missing_ok=True)
+        raise UploadError(exc.user_message) from exc
+
+    attempt = 1 + (
+        db.session.scalar(
+            select(func.max(Submission.attempt)).where(
+                Submission.activity_id == activity.id, Submission.user_id == user.id
+            )
+        )
+        or 0
+    )
+    final_path = directory / f"{attempt}-{digest[:16]}{Path(filename).suffix.lower()}"
+    os.replace(temp_path, final_path)
+    submission = Submission(
+        activity_id=activity.id,
+        user_id=user.id,
+        attempt=attempt,
+        original_filename=filename,
+        kind=kind.value,
+        size_bytes=size,
+        sha256=digest,
+        storage_path=str(final_path.relative_to(data_dir)),
+        comment=comment,
+    )
+    db.session.add(submission)
+    try:
+        db.session.commit()
+    except Exception:
+        db.session.rollback()
+        final_path.unlink(missing_ok=True)
+        raise
+    queue.enqueue_grading(submission)
+    passback.announce_submission(submission)
+    return submission
+
+
+def _clean_filename(raw: str | None) -> str:
+    name = Path((raw or "").replace("\\", "/")).name.strip()
+    if not name:
+        raise UploadError("Choose a file to upload.")
+    if Path(name).suffix.lower() not in ACCEPTED_EXTENSIONS:
+        accepted = ", ".join(sorted(ACCEPTED_EXTENSIONS))
+        raise UploadError(f"This type of file is not accepted. Accepted types: {accepted}.")
+    return name[:255]
+
+
+def _receive(stream: BinaryIO, directory: Path, limit: int) -> tuple[Path, int, str, bytes]:
+    """Copy the upload to a temporary file, hashing as it goes; refuse it past ``limit``."""
+    digest = hashlib.sha256()
+    size = 0
+    head = b""
+    fd, name = tempfile.mkstemp(dir=directory, prefix=".upload-")
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while chunk := stream.read(CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise UploadError(
+                        f"The file is larger than the {limit // (1024 * 1024)} MB limit."
+                    )
+                if len(head) < SNIFF_BYTES:
+                    head += chunk[: SNIFF_BYTES - len(head)]
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path, size, digest.hexdigest(), head

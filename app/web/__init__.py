@@ -1,0 +1,1 @@
+"""Pages students and teachers see inside the LMS."""

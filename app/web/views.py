@@ -1,0 +1,187 @@
+"""Student and teacher pages. Views orchestrate: rules live in the services they call.
+
+Every route is addressed by launch id (see :mod:`app.lti.session`), which fixes the
+platform, activity, user and role; nothing else from the request widens that scope.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from sqlalchemy import select
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from app import submissions
+from app.errors import Forbidden, NotFound, UploadError
+from app.extensions import db
+from app.grading import service as grading
+from app.lti import passback
+from app.lti.session import LaunchSession, load
+from app.models import Activity, LtiUser, PushStatus, ScorePush, Submission, SubmissionStatus
+
+bp = Blueprint("web", __name__, url_prefix="/l/<token>")
+
+
+@bp.get("/")
+def activity(token: str):
+    session = load(token)
+    activity = db.session.get(Activity, session.activity_id)
+    if session.is_staff:
+        return _teacher_page(token, activity)
+    return _student_page(token, session, activity)
+
+
+@bp.post("/submissions")
+def submit(token: str):
+    session = load(token)
+    if session.is_staff:
+        raise Forbidden("Only students submit work here.")
+    activity = db.session.get(Activity, session.activity_id)
+    user = db.session.get(LtiUser, session.user_id)
+    try:
+        upload = request.files.get("file")
+    except RequestEntityTooLarge:
+        limit = current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
+        message = f"The file is larger than the {limit} MB limit."
+        return _student_page(token, session, activity, error=message), 413
+    try:
+        submissions.accept(
+            activity,
+            user,
+            submissions.Upload(
+                filename=upload.filename if upload else "",
+                stream=upload.stream if upload else _EmptyStream(),
+                comment=request.form.get("comment", ""),
+            ),
+            data_dir=current_app.config["EVALUAITOR_DATA_DIR"],
+            max_mb=current_app.config["EVALUAITOR_MAX_UPLOAD_MB"],
+        )
+    except UploadError as exc:
+        return _student_page(token, session, activity, error=exc.user_message), exc.status_code
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
+@bp.get("/status")
+def status(token: str):
+    """The student's latest submission, polled by the page while grading runs."""
+    session = load(token)
+    latest = _latest_submission(session)
+    if latest is None:
+        return jsonify(submission=None)
+    return jsonify(submission=_status_json(latest))
+
+
+@bp.post("/submissions/<int:submission_id>/retry")
+def retry_grading(token: str, submission_id: int):
+    session = _staff_session(token)
+    submission = _activity_submission(session, submission_id)
+    if submission.status not in (SubmissionStatus.FAILED, SubmissionStatus.NEEDS_REVIEW):
+        raise Forbidden("Only failed or held submissions can be graded again.")
+    grading.retry(submission)
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
+@bp.post("/pushes/<int:push_id>/retry")
+def retry_push(token: str, push_id: int):
+    session = _staff_session(token)
+    push = db.session.get(ScorePush, push_id)
+    if push is None or push.activity_id != session.activity_id:
+        raise NotFound()
+    if push.status != PushStatus.FAILED:
+        raise Forbidden("Only failed gradebook updates can be retried.")
+    passback.retry(push)
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+class _EmptyStream:
+    def read(self, _size: int = -1) -> bytes:
+        return b""
+
+
+def _staff_session(token: str) -> LaunchSession:
+    session = load(token)
+    if not session.is_staff:
+        raise Forbidden()
+    return session
+
+
+def _activity_submission(session: LaunchSession, submission_id: int) -> Submission:
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or submission.activity_id != session.activity_id:
+        raise NotFound()
+    return submission
+
+
+def _latest_submission(session: LaunchSession) -> Submission | None:
+    return db.session.scalar(
+        select(Submission)
+        .where(
+            Submission.activity_id == session.activity_id,
+            Submission.user_id == session.user_id,
+        )
+        .order_by(Submission.attempt.desc())
+        .limit(1)
+    )
+
+
+def _status_json(submission: Submission) -> dict:
+    status = SubmissionStatus(submission.status)
+    grade = submission.grade
+    return {
+        "id": submission.id,
+        "attempt": submission.attempt,
+        "status": status.value,
+        "is_final": status.is_final,
+        "step": submission.progress_step,
+        "total": submission.progress_total,
+        "message": submission.progress_message,
+        "error": submission.error_message,
+        "score": grade.score if grade and status == SubmissionStatus.GRADED else None,
+        "scale": grade.scale if grade and status == SubmissionStatus.GRADED else None,
+    }
+
+
+def _student_page(
+    token: str, session: LaunchSession, activity: Activity, *, error: str | None = None
+):
+    history = db.session.scalars(
+        select(Submission)
+        .where(
+            Submission.activity_id == activity.id,
+            Submission.user_id == session.user_id,
+        )
+        .order_by(Submission.attempt.desc())
+    ).all()
+    return render_template(
+        "student.html",
+        token=token,
+        activity=activity,
+        latest=history[0] if history else None,
+        history=history,
+        error=error,
+        max_mb=current_app.config["EVALUAITOR_MAX_UPLOAD_MB"],
+        accept=",".join(sorted(submissions.ACCEPTED_EXTENSIONS)),
+    )
+
+
+def _teacher_page(token: str, activity: Activity):
+    rows = db.session.execute(
+        select(Submission, LtiUser)
+        .join(LtiUser, Submission.user_id == LtiUser.id)
+        .where(Submission.activity_id == activity.id)
+        .order_by(LtiUser.name, Submission.attempt.desc())
+    ).all()
+    pushes = db.session.scalars(
+        select(ScorePush).where(ScorePush.activity_id == activity.id).order_by(ScorePush.id)
+    ).all()
+    last_push = {push.submission_id: push for push in pushes}
+    return render_template(
+        "teacher.html",
+        token=token,
+        activity=activity,
+        rows=rows,
+        last_push=last_push,
+        llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL")),
+    )

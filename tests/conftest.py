@@ -1,0 +1,119 @@
+"""Shared fixtures: a real Redis server, a fresh SQLite database per test, the app served
+over real HTTP, and the fake LMS and LLM peers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from rq import SimpleWorker
+from werkzeug.serving import make_server
+
+from app import create_app
+from app.extensions import db, redis_connection
+from app.jobs import queue
+from app.jobs.redis_server import EmbeddedRedis
+from app.models import Deployment, Platform
+from tests.fakes.llm_server import FakeLLM
+from tests.fakes.platform import FakePlatform
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory) -> Iterator[EmbeddedRedis]:
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis"), persistent=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def key_dir(tmp_path_factory) -> Path:
+    """One tool key for the whole run: generating RSA keys per test would only cost time."""
+    return tmp_path_factory.mktemp("keys")
+
+
+@pytest.fixture
+def app(tmp_path, redis_server, key_dir):
+    app = create_app(
+        {
+            "TESTING": True,
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'test.db'}",
+            "REDIS_URL": redis_server.url,
+            "EVALUAITOR_DATA_DIR": str(tmp_path / "data"),
+            "EVALUAITOR_KEY_DIR": str(key_dir),
+            "EVALUAITOR_LLM_BASE_URL": None,
+            "EVALUAITOR_LLM_MODEL": "fake-model",
+            "EVALUAITOR_LLM_BACKOFF_BASE": 0.01,
+            "EVALUAITOR_LLM_MAX_RETRIES": 2,
+            "EVALUAITOR_LLM_TIMEOUT": 2.0,
+            "EVALUAITOR_AGS_TIMEOUT": 2.0,
+            "EVALUAITOR_PASSBACK_RETRY_INTERVALS": [0, 0, 0],
+        }
+    )
+    with app.app_context():
+        db.create_all()
+        redis_connection().flushdb()
+        yield app
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture
+def live_tool(app) -> Iterator[str]:
+    """The app served over real HTTP, as an LMS and a browser would reach it."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+@pytest.fixture
+def platform(app, live_tool) -> Iterator[FakePlatform]:
+    """A Moodle-like platform, registered with the tool."""
+    with FakePlatform() as fake:
+        fake.tool_jwks_url = f"{live_tool}/lti/jwks"
+        fake.tool_redirect_uris = [f"{live_tool}/lti/launch"]
+        register(fake)
+        yield fake
+
+
+def register(fake: FakePlatform) -> Platform:
+    platform = Platform(
+        name=fake.name,
+        issuer=fake.issuer,
+        client_id=fake.client_id,
+        auth_login_url=fake.auth_login_url,
+        auth_token_url=fake.auth_token_url,
+        key_set_url=fake.key_set_url,
+    )
+    platform.deployments.append(Deployment(deployment_id=fake.deployment_id))
+    db.session.add(platform)
+    db.session.commit()
+    return platform
+
+
+@pytest.fixture
+def llm(app) -> Iterator[FakeLLM]:
+    with FakeLLM() as fake:
+        app.config["EVALUAITOR_LLM_BASE_URL"] = fake.url
+        yield fake
+
+
+@pytest.fixture
+def browser(live_tool) -> Iterator[httpx.Client]:
+    """An HTTP client with a cookie jar, standing in for the user's browser."""
+    with httpx.Client(base_url=live_tool, timeout=10) as client:
+        yield client
+
+
+def run_jobs() -> None:
+    """Run every queued job (and immediate retries) in this process, as a worker would."""
+    worker = SimpleWorker(
+        [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
+        connection=redis_connection(),
+    )
+    worker.work(burst=True)

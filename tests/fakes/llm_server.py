@@ -1,0 +1,197 @@
+"""A real OpenAI-compatible chat-completions server for tests.
+
+It runs werkzeug's threaded server on 127.0.0.1 (free port) so the client is exercised over
+real HTTP: status codes, headers, timeouts and dropped connections behave as in production.
+Responses are scripted with ``reply`` / ``fail`` / ``delay`` / ``raw`` and consumed in order;
+when the queue is empty the ``set_default`` reply is used.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from werkzeug.http import HTTP_STATUS_CODES
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from werkzeug.wrappers import Request, Response
+
+Script = Callable[[dict], Response]
+Default = Callable[[dict], str] | str | None
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """Drop the per-request access lines; real errors are still logged."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+def _json(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        json.dumps(payload), status=status, headers=headers, content_type="application/json"
+    )
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    body = {"error": {"message": message, "type": "fake_error", "code": status}}
+    return _json(body, status, headers)
+
+
+def _completion(request: dict, content: str, usage: dict | None) -> Response:
+    if usage is None:  # rough word counts are enough for tests that only check plumbing
+        messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+        prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
+        completion = len(content.split())
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    return _json(
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or "fake-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+        }
+    )
+
+
+class FakeLLM:
+    """Scriptable OpenAI-compatible server; use as ``with FakeLLM() as fake: ...``.
+
+    ``requests`` holds the JSON body of every chat-completion request received and
+    ``headers`` the matching request headers (lower-cased names), index for index.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        self._queue: deque[Script] = deque()
+        self._default: Default = None
+        self._stopping = threading.Event()
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+        self._port: int | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL ending in /v1; still valid after stop(), which makes a refusing port."""
+        if self._port is None:
+            raise RuntimeError("FakeLLM has not been started")
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    def start(self) -> FakeLLM:
+        if self._server is not None:
+            raise RuntimeError("FakeLLM is already running")
+        self._stopping.clear()
+        self._server = make_server(
+            "127.0.0.1", 0, self._app, threaded=True, request_handler=_QuietHandler
+        )
+        self._port = self._server.server_port
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"FakeLLM:{self._port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting requests; delayed replies still pending are released at once."""
+        if self._server is None or self._thread is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def reply(self, content: str, *, usage: dict | None = None) -> None:
+        """Queue a normal completion; usage defaults to rough word counts."""
+        self._enqueue(lambda request: _completion(request, content, usage))
+
+    def fail(
+        self, status: int, *, body: str | dict | None = None, retry_after: str | None = None
+    ) -> None:
+        """Queue an HTTP error; a str body is wrapped in OpenAI's error envelope."""
+        headers = {"Retry-After": retry_after} if retry_after is not None else None
+        if isinstance(body, dict):
+            self._enqueue(lambda _request: _json(body, status, headers))
+        else:
+            message = body or HTTP_STATUS_CODES.get(status, "error")
+            self._enqueue(lambda _request: _error(status, message, headers))
+
+    def delay(self, seconds: float, content: str) -> None:
+        """Queue a completion sent only after ``seconds`` (to provoke client timeouts)."""
+
+        def script(request: dict) -> Response:
+            self._stopping.wait(seconds)
+            return _completion(request, content, None)
+
+        self._enqueue(script)
+
+    def raw(self, body: bytes, status: int = 200, content_type: str = "application/json") -> None:
+        """Queue an arbitrary body, e.g. truncated JSON or an HTML error page."""
+        self._enqueue(lambda _request: Response(body, status=status, content_type=content_type))
+
+    def set_default(self, fn: Default) -> None:
+        """Reply used when the queue is empty: text, a function of the request body, or None
+        for a 500 "no scripted reply"."""
+        with self._lock:
+            self._default = fn
+
+    def _enqueue(self, script: Script) -> None:
+        with self._lock:
+            self._queue.append(script)
+
+    def _app(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        return self._route(Request(environ))(environ, start_response)
+
+    def _route(self, request: Request) -> Response:
+        if request.path == "/v1/models":
+            if request.method != "GET":
+                return _error(405, "method not allowed")
+            models = [{"id": "fake-model", "object": "model", "owned_by": "evaluaitor-tests"}]
+            return _json({"object": "list", "data": models})
+        if request.path != "/v1/chat/completions":
+            return _error(404, f"unknown path {request.path}")
+        if request.method != "POST":
+            return _error(405, "method not allowed")
+        try:
+            body = json.loads(request.get_data())
+        except ValueError:
+            return _error(400, "request body is not valid JSON")
+        if not isinstance(body, dict):
+            return _error(400, "request body must be a JSON object")
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append({k.lower(): v for k, v in request.headers.items()})
+            script = self._queue.popleft() if self._queue else None
+            default = self._default
+        if script is not None:
+            return script(body)
+        if default is None:
+            return _error(500, "no scripted reply")
+        return _completion(body, default(body) if callable(default) else default, None)
