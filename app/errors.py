@@ -87,6 +87,11 @@ class UploadError(EvaluaitorError):
     user_message = "The file could not be accepted."
 
 
+class FileTooLarge(UploadError):
+    status_code = 413
+    code = "file_too_large"
+
+
 class QueueUnavailable(EvaluaitorError):
     """Redis could not take the job; the submission is kept and enqueued later."""
 

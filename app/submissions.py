@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from sqlalchemy import func, select
 
-from app.errors import UploadError
+from app.errors import FileTooLarge, UploadError
 from app.extensions import db
 from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, sniff
 from app.jobs import queue
@@ -105,7 +105,7 @@ def _receive(stream: BinaryIO, directory: Path, limit: int) -> tuple[Path, int, 
             while chunk := stream.read(CHUNK):
                 size += len(chunk)
                 if size > limit:
-                    raise UploadError(
+                    raise FileTooLarge(
                         f"The file is larger than the {limit // (1024 * 1024)} MB limit."
                     )
                 if len(head) < SNIFF_BYTES:

@@ -110,10 +110,7 @@ def browser(live_tool) -> Iterator[httpx.Client]:
         yield client
 
 
-def run_jobs() -> None:
-    """Run every queued job (and immediate retries) in this process, as a worker would."""
-    worker = SimpleWorker(
-        [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
-        connection=redis_connection(),
-    )
-    worker.work(burst=True)
+def run_jobs(*names: str) -> None:
+    """Run the queued jobs (and immediate retries) in this process, as a worker would."""
+    queues = [queue.queue(name) for name in names or (queue.GRADING, queue.PASSBACK)]
+    SimpleWorker(queues, connection=redis_connection()).work(burst=True)

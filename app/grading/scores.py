@@ -67,15 +67,42 @@ _FINAL_WORDS = ("nota", "puntuacion", "puntuacio", "calificacion", "qualificacio
 _MARKERS = {
     **dict.fromkeys(("final score", "final grade", "final mark"), _FINAL),
     **{f"{word} final": _FINAL for word in _FINAL_WORDS},
-    **dict.fromkeys(("total", "overall", "total score", "total grade", "total points",
-                     "total marks", "overall score", "overall grade", "puntuacion total",
-                     "puntuacio total", "puntos totales", "punts totals", "nota global"), _TOTAL),
+    **dict.fromkeys(
+        (
+            "total",
+            "overall",
+            "total score",
+            "total grade",
+            "total points",
+            "total marks",
+            "overall score",
+            "overall grade",
+            "puntuacion total",
+            "puntuacio total",
+            "puntos totales",
+            "punts totals",
+            "nota global",
+        ),
+        _TOTAL,
+    ),
     **dict.fromkeys(("grade", "score", "mark", *_FINAL_WORDS), _GENERIC),
 }
 _JSON_SCORE_KEYS = {key.replace(" ", "_"): rank for key, rank in _MARKERS.items()} | dict.fromkeys(
-    ("points", "puntos", "punts"), _GENERIC)
-_JSON_SCALE_KEYS = frozenset(("max_score", "scale", "out_of", "max", "maximum", "max_points",
-                              "max_grade", "nota_maxima", "puntuacion_maxima"))
+    ("points", "puntos", "punts"), _GENERIC
+)
+_JSON_SCALE_KEYS = frozenset(
+    (
+        "max_score",
+        "scale",
+        "out_of",
+        "max",
+        "maximum",
+        "max_points",
+        "max_grade",
+        "nota_maxima",
+        "puntuacion_maxima",
+    )
+)
 
 _NUM = r"[0-9]{1,3}(?:[.,'][0-9]{1,2})?"  # at most 3 digits: "2024" and "1,000" are no scores
 _OF = r"(?:/|out of|sobre|de|of)"
@@ -85,8 +112,10 @@ _VALUE = re.compile(
 )
 _POINTS = r"(?:\s*(?:points?|pts?|puntos?|punts?|marks?)\b)?"
 _QUALIFIER = r"(?:suggested|proposed|recommended|awarded|revised|corrected|adjusted)"
-_QUALIFIER_AFTER = (r"(?:sugerida|propuesta|obtenida|asignada|proposada|suggerida|obtinguda|"
-                    r"corregida|revisada|ajustada|suggested|proposed|awarded|revised|corrected)")
+_QUALIFIER_AFTER = (
+    r"(?:sugerida|propuesta|obtenida|asignada|proposada|suggerida|obtinguda|"
+    r"corregida|revisada|ajustada|suggested|proposed|awarded|revised|corrected)"
+)
 _MARKER = re.compile(
     rf"(?<!\w)(?:{_QUALIFIER} )?(?P<m>{'|'.join(sorted(_MARKERS, key=len, reverse=True))})"
     rf"(?: {_QUALIFIER_AFTER})?(?!\w)"
@@ -197,8 +226,11 @@ def _from_text(reply: str) -> ScoreReading | None:
                 text = f"{original} {lines[at][1]}"
             parsed = _parse(lines[at][0], pos, separated, lead["pre"])
             if parsed is not None:
-                reading = None if parsed.score is None else ScoreReading(
-                    parsed.score, parsed.scale, _LABELS[rank], text[:160])
+                reading = (
+                    None
+                    if parsed.score is None
+                    else ScoreReading(parsed.score, parsed.scale, _LABELS[rank], text[:160])
+                )
                 hits.append(_Hit(rank, reading, at, lines[at][2]))
     if not hits:
         return _trailing(lines)
@@ -211,7 +243,8 @@ def _from_text(reply: str) -> ScoreReading | None:
         repeated_bare = len(top) > 1 and rank != _FINAL and any(not h.reading.scale for h in top)
         overruled = rank == _TOTAL and any(  # "Total: 8/10 ... Grade: 7/10": which one?
             h.reading and h.reading.scale == last.scale and not _agree(h.reading, last)
-            for h in hits)
+            for h in hits
+        )
         return None if repeated_bare or overruled else last
     near_end = top[-1].line == len(lines) - 1 or top[-1].offset >= 0.8 * len(reply.rstrip())
     return last if rank == _FINAL and near_end else None
@@ -235,15 +268,18 @@ def _agree(a: ScoreReading, b: ScoreReading) -> bool:
 def _from_json(reply: str) -> tuple[bool, ScoreReading | None]:
     """(whether a JSON object with a score key was found, its reading)."""
     start, end = reply.find("{"), reply.rfind("}")
-    for text in (reply.strip(), *_fenced_blocks(reply), reply[start:end + 1]):
+    for text in (reply.strip(), *_fenced_blocks(reply), reply[start : end + 1]):
         try:
             obj = json.loads(text) if text.startswith("{") else None
         except (ValueError, RecursionError):
             continue
         if not isinstance(obj, dict):
             continue
-        holders = [obj] if _keyed(obj, _JSON_SCORE_KEYS) else [
-            v for v in obj.values() if isinstance(v, dict) and _keyed(v, _JSON_SCORE_KEYS)]
+        holders = (
+            [obj]
+            if _keyed(obj, _JSON_SCORE_KEYS)
+            else [v for v in obj.values() if isinstance(v, dict) and _keyed(v, _JSON_SCORE_KEYS)]
+        )
         if holders:
             return True, _json_reading(holders[0]) if len(holders) == 1 else None
     return False, None

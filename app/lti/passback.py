@@ -1,11 +1,14 @@
 """Score passback: which scores go to the LMS gradebook, when, and what happens on failure.
 
 Rules (see docs/decisions.md):
-- On upload a ``Submitted``/``Pending`` score is pushed. Moodle clears the grade it holds when
-  it receives a Pending score without ``scoreGiven``, so on a *resubmission* the push carries
-  the student's last graded score: the gradebook keeps it until the new grade lands.
+- On a first upload a ``Submitted``/``Pending`` score is pushed. Moodle drops ``scoreGiven``
+  from any score that is not ``FullyGraded`` and so *clears* the grade it holds; on a
+  *resubmission* after a grade was sent we therefore push nothing until the new grade is
+  ready: the gradebook keeps showing the last grade, and Evaluaitor's own pages show that a
+  new version is being graded.
 - After grading, ``Completed``/``FullyGraded`` with ``scoreGiven`` on the line item's scale and
-  the feedback as ``comment``. A grade that needs review is pushed as ``PendingManual``.
+  the feedback as ``comment``. A grade that needs review is pushed as ``PendingManual``,
+  unless the student already has a grade in the gradebook (same reason as above).
 - Every push carries a ``timestamp`` strictly later, in whole seconds, than the last one sent
   for that student (Moodle answers 409 otherwise).
 - A push that a newer, already-sent push overtook is not sent (it would roll the grade back).
@@ -40,10 +43,15 @@ GRADED = "graded"
 
 
 def announce_submission(submission: Submission) -> ScorePush | None:
+    if _sent_score(submission.activity_id, submission.user_id) is not None:
+        return None  # a Pending push would blank the grade the student already has
     return _create_push(submission, SUBMITTED)
 
 
 def publish_grade(submission: Submission) -> ScorePush | None:
+    has_score = submission.grade is not None and submission.grade.normalized is not None
+    if not has_score and _sent_score(submission.activity_id, submission.user_id) is not None:
+        return None
     return _create_push(submission, GRADED)
 
 
@@ -139,6 +147,7 @@ def _client(activity: Activity) -> AgsClient:
         activity.platform,
         keys.active_key(config["EVALUAITOR_KEY_DIR"]),
         redis_connection(),
+        scopes=activity.ags_scopes,
         timeout=config["EVALUAITOR_AGS_TIMEOUT"],
     )
 
@@ -200,18 +209,16 @@ def _score_payload(push: ScorePush, submission: Submission, activity: Activity) 
         payload.update(activityProgress="Completed", gradingProgress="PendingManual")
     else:
         payload.update(activityProgress="Submitted", gradingProgress="Pending")
-    previous = _last_sent_score(push)
-    if previous is not None:
-        payload.update(scoreGiven=previous, scoreMaximum=maximum)
     return payload
 
 
-def _last_sent_score(push: ScorePush) -> float | None:
+def _sent_score(activity_id: int, user_id: int) -> float | None:
+    """The last score the gradebook received for this student, if any."""
     return db.session.scalar(
         select(ScorePush.score_given)
         .where(
-            ScorePush.activity_id == push.activity_id,
-            ScorePush.user_id == push.user_id,
+            ScorePush.activity_id == activity_id,
+            ScorePush.user_id == user_id,
             ScorePush.status == PushStatus.SENT,
             ScorePush.score_given.is_not(None),
         )

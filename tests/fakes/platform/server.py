@@ -95,7 +95,10 @@ class FakePlatform:
         )
         self._stopping.clear()
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"fake-{self.name}", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},  # so that stop() is quick
+            name=f"fake-{self.name}",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -108,6 +111,7 @@ class FakePlatform:
         self._server.server_close()
         self._thread.join(timeout=5)
         self._server = self._thread = None
+        self.tokens.close()
 
     def __enter__(self) -> FakePlatform:
         return self.start()
@@ -174,7 +178,8 @@ class FakePlatform:
 
     @property
     def token_requests(self) -> int:
-        return self.tokens.requests
+        """Requests to the token endpoint, failed and injected ones included."""
+        return sum(1 for entry in self.request_log if entry["kind"] == "token")
 
     def grade_for(self, user: str, lineitem_n: int | None = None) -> dict[str, Any] | None:
         """The grade held for `user`; without `lineitem_n` the user must have only one."""
@@ -189,9 +194,10 @@ class FakePlatform:
         return dict(held[0]) if held else None
 
     def lineitem_for_link(self, resource_link_id: str = "rl-1") -> int | None:
-        """The line item number of an activity launched before, if it still exists."""
-        n = self.gradebook.links.get(resource_link_id)
-        return n if n in self.gradebook.lineitems else None
+        """The first existing line item of a resource link: its own, or one the tool made."""
+        with self._lock:
+            items = self.gradebook.lineitems.values()
+            return min((i.n for i in items if i.resource_link_id == resource_link_id), default=None)
 
     def enrol(self, user: str, roles: list[str] | None = None, **names: str) -> None:
         """Enrol a user who never launched (a student by default), e.g. to receive scores."""
@@ -300,8 +306,9 @@ class FakePlatform:
     ) -> str:
         """An RS256 id_token with the claims Moodle sends; the user is enrolled with `roles`.
 
-        The activity's line item is created on its first launch with `score_maximum`; once
-        deleted, launches carry no `lineitem`. `drop_claims` takes full claim names or the short
+        With `lineitem` the activity is graded: its line item is made on the first such launch,
+        with `score_maximum`; once deleted, launches carry no `lineitem`. Without, the activity
+        has no grade item (the tool may create one through `lineitems`). `drop_claims` takes full claim names or the short
         names of LTI claims ("roles"); `target_link_uri` defaults to the first redirect URI.
         """
         roles = list(STUDENT if roles is None else roles)
@@ -373,8 +380,10 @@ class FakePlatform:
         claim: dict[str, Any] = {"scope": list(AGS_SCOPES)}
         if lineitems:
             claim["lineitems"] = self.lineitems_url
-        item = self.gradebook.link_item(link_id, label=title, score_maximum=score_maximum)
-        if lineitem and item is not None:
+        item = self.gradebook.launch_link(
+            link_id, graded=lineitem, label=title, score_maximum=score_maximum
+        )
+        if item is not None:
             claim["lineitem"] = self.lineitem_url(item.n)
         return claim if len(claim) > 1 else None
 

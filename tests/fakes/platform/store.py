@@ -68,8 +68,9 @@ class LineItem:
 class Gradebook:
     users: dict[str, User] = field(default_factory=dict)
     lineitems: dict[int, LineItem] = field(default_factory=dict)
-    # resource link id -> its coupled line item; kept after a deletion so it is not re-created.
-    links: dict[str, int] = field(default_factory=dict)
+    # Launched resource link id -> its coupled line item (None while the activity is ungraded);
+    # kept after the item is deleted, so that it is not made again.
+    links: dict[str, int | None] = field(default_factory=dict)
     # (line item n, user id) -> the grade Moodle holds; see `record_score` for the keys.
     grades: dict[tuple[int, str], dict[str, Any]] = field(default_factory=dict)
     # Every accepted score as posted, plus "lineitem_n".
@@ -99,11 +100,14 @@ class Gradebook:
         self.users[user_id] = user
         return user
 
-    def link_item(
-        self, resource_link_id: str, *, label: str, score_maximum: float
+    def launch_link(
+        self, resource_link_id: str, *, graded: bool, label: str, score_maximum: float
     ) -> LineItem | None:
-        """The activity's grade item, made on its first launch; None once it has been deleted."""
-        if resource_link_id not in self.links:
+        """Record a launched activity; return its grade item, made on its first graded launch.
+
+        None for an ungraded activity, or once its grade item has been deleted.
+        """
+        if graded and self.links.get(resource_link_id) is None:
             item = self.add_item(
                 label=label,
                 score_maximum=score_maximum,
@@ -111,7 +115,8 @@ class Gradebook:
                 coupled=True,
             )
             self.links[resource_link_id] = item.n
-        return self.lineitems.get(self.links[resource_link_id])
+        n = self.links.setdefault(resource_link_id, None)
+        return None if n is None else self.lineitems.get(n)
 
     def add_item(self, *, label: str, score_maximum: float, **fields: Any) -> LineItem:
         item = LineItem(

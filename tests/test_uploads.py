@@ -1,0 +1,100 @@
+"""Bad uploads get a clear message, and nothing already stored is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.extensions import db
+from app.models import Submission
+from tests.conftest import DATA, run_jobs
+from tests.documents import ESSAY, pdf_bytes
+from tests.test_core_loop import open_activity, status, upload
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 200
+
+
+def stored_files(app) -> list[Path]:
+    root = Path(app.config["EVALUAITOR_DATA_DIR"])
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "code", "message"),
+    [
+        ("empty.txt", b"", 400, "empty"),
+        ("blank.md", b"   \n\n  ", 400, "empty"),
+        ("program.exe", b"MZ\x90\x00" + b"\x00" * 100, 400, "not accepted"),
+        ("picture.pdf", PNG, 400, "PNG"),
+        ("binary.txt", bytes(range(256)) * 4, 400, "text"),
+        ("", ESSAY.encode(), 400, "Choose a file"),
+    ],
+    ids=["empty", "whitespace", "exe", "png-as-pdf", "binary-as-text", "no-file"],
+)
+def test_rejected_uploads_explain_why_and_store_nothing(
+    app, browser, platform, live_tool, filename, data, code, message
+):
+    page = open_activity(browser, platform, live_tool)
+    response = upload(browser, page, filename, data)
+    assert response.status_code == code
+    assert message.lower() in response.text.lower()
+    assert 'role="alert"' in response.text  # announced to screen readers
+    assert db.session.query(Submission).count() == 0
+    assert stored_files(app) == []
+
+
+def test_file_over_the_size_limit_is_refused(app, browser, platform, live_tool):
+    app.config["EVALUAITOR_MAX_UPLOAD_MB"] = 1
+    page = open_activity(browser, platform, live_tool)
+    response = upload(browser, page, "big.pdf", pdf_bytes(padding=1_200_000))
+    assert response.status_code == 413
+    assert "larger than the 1 MB limit" in response.text
+    assert stored_files(app) == []
+
+
+def test_request_over_the_server_cap_gets_the_same_message(app, browser, platform, live_tool):
+    app.config["MAX_CONTENT_LENGTH"] = 200_000
+    page = open_activity(browser, platform, live_tool)
+    response = upload(browser, page, "big.pdf", pdf_bytes(padding=400_000))
+    assert response.status_code == 413
+    assert "MB limit" in response.text
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "message"),
+    [
+        ("broken.pdf", pdf_bytes()[:600], "damaged"),
+        ("locked.pdf", (DATA / "pdf/libreoffice-writer-password.pdf").read_bytes(), "password"),
+        ("scan.pdf", (DATA / "pdf/imagemagick-images.pdf").read_bytes(), "no text"),
+    ],
+    ids=["truncated", "password", "image-only"],
+)
+def test_unreadable_documents_fail_with_a_message_and_no_grade(
+    browser, platform, llm, live_tool, filename, data, message
+):
+    page = open_activity(browser, platform, live_tool)
+    assert upload(browser, page, filename, data).status_code == 303
+    run_jobs()
+    state = status(browser, page)
+    assert state["status"] == "failed"
+    assert message in state["error"].lower()
+    assert state["score"] is None
+    assert llm.requests == []
+    assert all(score.get("gradingProgress") != "FullyGraded" for score in platform.scores)
+
+
+def test_a_bad_resubmission_leaves_the_earlier_one_intact(app, browser, platform, llm, live_tool):
+    llm.reply("Final score: 8/10")
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode(), comment="first")
+    run_jobs()
+    before = stored_files(app)
+    assert upload(browser, page, "bad.pdf", PNG).status_code == 400
+    assert stored_files(app) == before
+    assert status(browser, page)["status"] == "graded"
+    stored = db.session.query(Submission).one()
+    assert stored.comment == "first"
+    assert (Path(app.config["EVALUAITOR_DATA_DIR"]) / stored.storage_path).read_bytes() == (
+        ESSAY.encode()
+    )
