@@ -1,13 +1,15 @@
 # Evaluaitor: web app (gunicorn) by default; run the worker from the same image with
 #   docker run ... evaluaitor worker
 # Production sets DATABASE_URL, REDIS_URL, SECRET_KEY and mounts /data for uploads and keys.
+# It expects one reverse proxy in front that terminates TLS (EVALUAITOR_TRUSTED_PROXIES=1).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     EVALUAITOR_INSTANCE_DIR=/data/instance \
     EVALUAITOR_DATA_DIR=/data/submissions \
-    EVALUAITOR_KEY_DIR=/data/keys
+    EVALUAITOR_KEY_DIR=/data/keys \
+    EVALUAITOR_TRUSTED_PROXIES=1
 
 WORKDIR /srv/evaluaitor
 # Editable install: the Alembic migrations stay next to the package, where Flask-Migrate finds them.

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, jsonify
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config as settings
 from app import errors
-from app.extensions import db, init_redis, migrate
+from app.extensions import db, init_db, init_redis, migrate
 
 __version__ = "0.1.0"
 
@@ -31,7 +32,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
 
-    db.init_app(app)
+    proxies = app.config["EVALUAITOR_TRUSTED_PROXIES"]
+    if proxies:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
+    init_db(app)
     migrations = Path(__file__).parent.parent / "migrations"
     migrate.init_app(app, db, directory=str(migrations), render_as_batch=True, compare_type=True)
     init_redis(app)

@@ -37,6 +37,9 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_AGS_TIMEOUT": 20.0,
     "EVALUAITOR_COMMENT_MAX_CHARS": 3000,
     "EVALUAITOR_REQUEUE_AFTER": 30,
+    # How many reverse proxies (TLS terminators) to trust for X-Forwarded-* headers. Behind
+    # one, set 1: launches must know they arrived over HTTPS to set iframe-proof cookies.
+    "EVALUAITOR_TRUSTED_PROXIES": 0,
 }
 
 #: Delays in seconds between passback attempts; RQ retries a failed push this many times.

@@ -115,8 +115,9 @@ def _respond(status: int, code: str, message: str):
 def init_app(app: Flask) -> None:
     @app.errorhandler(EvaluaitorError)
     def handle_own(exc: EvaluaitorError):
-        if exc.status_code >= 500:
-            log.error("%s: %s", type(exc).__name__, exc)
+        # The technical detail goes to the log, for the administrator; never to the page.
+        level = logging.ERROR if exc.status_code >= 500 else logging.WARNING
+        log.log(level, "%s on %s: %s", type(exc).__name__, request.path, exc)
         return _respond(exc.status_code, exc.code, exc.user_message)
 
     @app.errorhandler(RequestEntityTooLarge)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
-from sqlalchemy import MetaData
+from sqlalchemy import MetaData, event
 from sqlalchemy.orm import DeclarativeBase
 
 #: Stable constraint names, so Alembic migrations are reproducible across databases.
@@ -23,6 +23,28 @@ class Base(DeclarativeBase):
 
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate()
+
+
+def init_db(app) -> None:
+    db.init_app(app)
+    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
+        with app.app_context():
+            event.listen(db.engine, "connect", _sqlite_pragmas)
+
+
+def _sqlite_pragmas(connection, _record) -> None:
+    """SQLite as a web database: concurrent readers during a write (WAL), a wait instead of
+    an immediate "database is locked", fsync at checkpoints only, and enforced foreign keys
+    (deleting a platform deletes its data)."""
+    cursor = connection.cursor()
+    for pragma in (
+        "journal_mode=WAL",
+        "synchronous=NORMAL",
+        "busy_timeout=10000",
+        "foreign_keys=ON",
+    ):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
 
 
 def init_redis(app) -> None:

@@ -1,8 +1,9 @@
 """Accepting a student's upload: check it, store it durably, then hand it to the queue.
 
-Order matters for "nothing lost": the file is written and the row committed *before*
-anything is enqueued. If Redis is down the submission waits in ``received`` and the
-sweeper (or ``evaluaitor requeue``) enqueues it later; the student still gets a receipt.
+Order matters for "nothing lost": the file is written and the rows (the submission and its
+"submitted" score push) are committed in one transaction *before* anything is enqueued. If
+Redis is down the submission waits in ``received`` and the sweeper (or ``evaluaitor
+requeue``) enqueues it later; the student still gets a receipt.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from app.errors import FileTooLarge, UploadError
 from app.extensions import db
 from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, sniff
 from app.jobs import queue
 from app.lti import passback
-from app.models import Activity, LtiUser, Submission
+from app.models import Activity, LtiUser, Submission, SubmissionStatus
 
 CHUNK = 256 * 1024
 SNIFF_BYTES = 64 * 1024
@@ -70,16 +72,23 @@ def accept(activity: Activity, user: LtiUser, upload: Upload, *, data_dir: str, 
         sha256=digest,
         storage_path=str(final_path.relative_to(data_dir)),
         comment=comment,
+        status=SubmissionStatus.RECEIVED,
     )
     db.session.add(submission)
+    queue.mark_for_grading(submission)
+    push = passback.announce_submission(submission)
     try:
         db.session.commit()
+    except IntegrityError as exc:
+        # The same student's other upload took this attempt number a moment ago.
+        db.session.rollback()
+        final_path.unlink(missing_ok=True)
+        raise UploadError("Another upload of yours was being saved. Please try again.") from exc
     except Exception:
         db.session.rollback()
         final_path.unlink(missing_ok=True)
         raise
-    queue.enqueue_grading(submission)
-    passback.announce_submission(submission)
+    queue.dispatch(submission, *([push] if push else []))
     return submission
 
 

@@ -65,7 +65,8 @@ def app(tmp_path, redis_server, key_dir):
 def live_tool(app) -> Iterator[str]:
     """The app served over real HTTP, as an LMS and a browser would reach it."""
     server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()

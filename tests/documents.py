@@ -1,4 +1,4 @@
-"""Real documents made on the fly for tests and benchmarks (PDF via reportlab, DOCX via python-docx)."""
+"""Real documents made on the fly for tests and benchmarks (reportlab PDFs, python-docx DOCX)."""
 
 from __future__ import annotations
 

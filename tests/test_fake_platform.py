@@ -687,6 +687,23 @@ def test_lineitems_container(platform: FakePlatform, tool: ToolStub) -> None:
     assert unknown_link.status_code == 403
 
 
+def test_ungraded_activity_has_no_lineitem_until_the_tool_makes_one(
+    platform: FakePlatform, tool: ToolStub
+) -> None:
+    token = platform.make_id_token(nonce="n", resource_link_id="rl-9", lineitem=False)
+    assert "lineitem" not in decode_id_token(platform, token)[AGS_CLAIM]
+    assert platform.lineitem_for_link("rl-9") is None
+
+    created = HTTP.post(
+        platform.lineitems_url,
+        json={"label": "Essay", "scoreMaximum": 10, "resourceLinkId": "rl-9"},
+        headers=bearer(access_token(tool, platform), **{"Content-Type": LINEITEM_TYPE}),
+    )
+
+    assert created.status_code == 201
+    assert platform.lineitem_for_link("rl-9") == 1
+
+
 def test_results_and_lineitem_update(platform: FakePlatform, tool: ToolStub) -> None:
     lineitem, token = launch_lineitem(platform), access_token(tool, platform)
     post_score(platform, token, lineitem, scoreGiven=5, comment="Half")

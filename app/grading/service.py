@@ -19,6 +19,7 @@ from app.extensions import db
 from app.extract import ExtractionError, Kind, extract
 from app.grading import registry
 from app.grading.base import GradingInput, GradingResult, Outcome
+from app.jobs import queue
 from app.llm import LLMError, client_from_config
 from app.lti import passback
 from app.models import Grade, Submission, SubmissionStatus
@@ -83,7 +84,10 @@ def _grade(submission: Submission) -> None:
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
     _progress(submission, total, total, "Saving the result")
     _store(submission, result)
-    passback.publish_grade(submission)
+    push = passback.publish_grade(submission)
+    db.session.commit()  # the grade and its push land together
+    if push:
+        queue.dispatch(push)
 
 
 def _store(submission: Submission, result: GradingResult) -> None:
@@ -100,7 +104,6 @@ def _store(submission: Submission, result: GradingResult) -> None:
     submission.move_to(SubmissionStatus.GRADED if graded else SubmissionStatus.NEEDS_REVIEW)
     submission.error_message = None if graded else result.error
     submission.finished_at = datetime.now(UTC)
-    db.session.commit()
 
 
 def _progress(submission: Submission, step: int, total: int, message: str) -> None:
@@ -118,8 +121,6 @@ def _fail(submission: Submission, message: str) -> None:
 
 def retry(submission: Submission) -> None:
     """Teacher action: grade a failed or reviewed submission again."""
-    from app.jobs import queue
-
     submission.error_message = None
     if not queue.enqueue_grading(submission):
         raise QueueUnavailable("The grading queue is not reachable right now. Try again shortly.")

@@ -7,6 +7,7 @@ and :func:`requeue_stale` picks it up later.
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import UTC, datetime, timedelta
 
 from flask import current_app
@@ -30,53 +31,83 @@ def queue(name: str) -> Queue:
     return Queue(f"{prefix}-{name}", connection=redis_connection())
 
 
-def enqueue_grading(submission: Submission) -> bool:
-    """Queue grading for ``submission``; False if Redis is down (its status is then restored).
+def mark_for_grading(submission: Submission) -> None:
+    """Mark ``submission`` queued with its job id, inside the caller's transaction.
 
-    The status is committed as ``queued`` *before* the job exists, so a fast worker never
-    sees a submission that is not yet marked queued.
+    The row says ``queued`` *before* the job exists, so a fast worker never finds a
+    submission that is not yet marked; :func:`dispatch` then creates the job after commit.
     """
-    previous = submission.status
     submission.move_to(SubmissionStatus.QUEUED)
+    submission.job_id = uuid.uuid4().hex
     submission.enqueued_at = datetime.now(UTC)
     submission.set_progress(0, 0, "Waiting in the grading queue")
-    db.session.commit()
+
+
+def mark_push(push: ScorePush) -> None:
+    push.job_id = uuid.uuid4().hex
+
+
+def dispatch(*rows: Submission | ScorePush) -> bool:
+    """Create the RQ jobs for rows marked and committed; False if Redis could not take them.
+
+    On failure the marks are undone (a submission goes back to ``received``) so the sweeper
+    finds the rows later. Nothing is lost either way.
+    """
     try:
-        job = queue(GRADING).enqueue(
-            "app.jobs.tasks.grade_submission",
-            submission.id,
-            job_timeout=GRADING_TIMEOUT,
-            result_ttl=3600,
-            failure_ttl=7 * 24 * 3600,
-        )
+        with redis_connection().pipeline() as pipe:
+            for row in rows:
+                _enqueue(row, pipe)
+            pipe.execute()
     except RedisError as exc:
-        log.warning("could not enqueue submission %s: %s", submission.id, exc)
-        submission.status = previous  # undo: nothing was queued
-        submission.set_progress(0, 0, "Waiting to be queued")
+        log.warning("could not enqueue %s: %s", ", ".join(map(_label, rows)), exc)
+        for row in rows:
+            row.job_id = None
+            if isinstance(row, Submission):
+                row.status = SubmissionStatus.RECEIVED  # undo: nothing was queued
+                row.set_progress(0, 0, "Waiting to be queued")
         db.session.commit()
         return False
-    submission.job_id = job.id
-    db.session.commit()
     return True
+
+
+def enqueue_grading(submission: Submission) -> bool:
+    mark_for_grading(submission)
+    db.session.commit()
+    return dispatch(submission)
 
 
 def enqueue_push(push: ScorePush) -> bool:
-    """Queue a score push; RQ retries it with growing delays when the LMS fails."""
-    intervals = current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"]
-    try:
-        job = queue(PASSBACK).enqueue(
-            "app.jobs.tasks.send_score",
-            push.id,
-            retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+    mark_push(push)
+    db.session.commit()
+    return dispatch(push)
+
+
+def _enqueue(row: Submission | ScorePush, pipe) -> None:
+    if isinstance(row, Submission):
+        queue(GRADING).enqueue(
+            "app.jobs.tasks.grade_submission",
+            row.id,
+            job_id=row.job_id,
+            job_timeout=GRADING_TIMEOUT,
             result_ttl=3600,
             failure_ttl=7 * 24 * 3600,
+            pipeline=pipe,
         )
-    except RedisError as exc:
-        log.warning("could not enqueue score push %s: %s", push.id, exc)
-        return False
-    push.job_id = job.id
-    db.session.commit()
-    return True
+        return
+    intervals = current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"]
+    queue(PASSBACK).enqueue(
+        "app.jobs.tasks.send_score",
+        row.id,
+        job_id=row.job_id,
+        retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+        result_ttl=3600,
+        failure_ttl=7 * 24 * 3600,
+        pipeline=pipe,
+    )
+
+
+def _label(row: Submission | ScorePush) -> str:
+    return f"{type(row).__name__.lower()} {row.id}"
 
 
 def requeue_stale(older_than: timedelta) -> int:

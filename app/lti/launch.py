@@ -23,6 +23,7 @@ from redis import Redis
 from app.errors import LaunchError, ReplayedLaunch
 from app.extensions import redis_connection
 from app.lti.tool_config import DatabaseToolConf
+from app.models import Deployment, Platform
 
 PUBLIC_KEY_CACHE_SECONDS = 300
 
@@ -98,22 +99,27 @@ class StrictMessageLaunch(FlaskMessageLaunch):
             raise ReplayedLaunch(detail="nonce already used")
 
 
-def _tool_conf() -> DatabaseToolConf:
-    return DatabaseToolConf(current_app.config["EVALUAITOR_KEY_DIR"])
+def _tool_conf(platform: Platform, deployment: Deployment | None = None) -> DatabaseToolConf:
+    return DatabaseToolConf(current_app.config["EVALUAITOR_KEY_DIR"], platform, deployment)
 
 
 def _storage() -> RedisLaunchStorage:
     return RedisLaunchStorage(RedisCache(redis_connection(), "evaluaitor:lti:"))
 
 
-def oidc_login() -> FlaskOIDCLogin:
-    return FlaskOIDCLogin(FlaskRequest(), _tool_conf(), launch_data_storage=_storage())
+def oidc_login(platform: Platform) -> FlaskOIDCLogin:
+    return FlaskOIDCLogin(FlaskRequest(), _tool_conf(platform), launch_data_storage=_storage())
 
 
-def validated_launch() -> StrictMessageLaunch:
-    """Validate the launch in the current request; every failure becomes a :class:`LaunchError`."""
+def validated_launch(platform: Platform, deployment: Deployment) -> StrictMessageLaunch:
+    """Validate the launch in the current request; every failure becomes a :class:`LaunchError`.
+
+    ``platform`` and ``deployment`` are what the (not yet verified) token names; pylti1p3
+    checks the token against them.
+    """
     storage = _storage()
-    launch = StrictMessageLaunch(FlaskRequest(), _tool_conf(), launch_data_storage=storage)
+    conf = _tool_conf(platform, deployment)
+    launch = StrictMessageLaunch(FlaskRequest(), conf, launch_data_storage=storage)
     launch.leeway = current_app.config["EVALUAITOR_CLOCK_SKEW"]
     launch.set_public_key_caching(storage, PUBLIC_KEY_CACHE_SECONDS)
     try:

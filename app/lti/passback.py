@@ -43,16 +43,21 @@ GRADED = "graded"
 
 
 def announce_submission(submission: Submission) -> ScorePush | None:
+    """The "submitted" push for a new upload, added to the session and marked for the queue.
+
+    The caller commits and then calls :func:`app.jobs.queue.dispatch`.
+    """
     if _sent_score(submission.activity_id, submission.user_id) is not None:
         return None  # a Pending push would blank the grade the student already has
-    return _create_push(submission, SUBMITTED)
+    return _new_push(submission, SUBMITTED)
 
 
 def publish_grade(submission: Submission) -> ScorePush | None:
+    """The "graded" push for a stored grade; like :func:`announce_submission`, uncommitted."""
     has_score = submission.grade is not None and submission.grade.normalized is not None
     if not has_score and _sent_score(submission.activity_id, submission.user_id) is not None:
         return None
-    return _create_push(submission, GRADED)
+    return _new_push(submission, GRADED)
 
 
 def retry(push: ScorePush) -> None:
@@ -62,18 +67,13 @@ def retry(push: ScorePush) -> None:
     queue.enqueue_push(push)
 
 
-def _create_push(submission: Submission, kind: str) -> ScorePush | None:
+def _new_push(submission: Submission, kind: str) -> ScorePush | None:
     if not submission.activity.has_ags:
         return None
-    push = ScorePush(
-        activity_id=submission.activity_id,
-        user_id=submission.user_id,
-        submission_id=submission.id,
-        kind=kind,
-    )
+    push = ScorePush(activity=submission.activity, user=submission.user, submission=submission)
+    push.kind, push.status = kind, PushStatus.PENDING
     db.session.add(push)
-    db.session.commit()
-    queue.enqueue_push(push)
+    queue.mark_push(push)
     return push
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from flask import current_app
 from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from app.errors import LaunchError, SessionExpired
 from app.extensions import db
@@ -60,7 +61,28 @@ def record_launch(
     launch_id: str,
     default_max_score: float,
 ) -> LaunchSession:
-    """Create or update the rows a resource-link launch describes; return its new session."""
+    """Create or update the rows a resource-link launch describes; return its new session.
+
+    Two first launches of the same course can race to insert the same rows; the loser of
+    that race hits a unique constraint, rolls back and runs again, finding the rows.
+    """
+    for attempt in range(3):
+        try:
+            return _record(platform, deployment, body, launch_id, default_max_score)
+        except IntegrityError:
+            db.session.rollback()
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _record(
+    platform: Platform,
+    deployment: Deployment,
+    body: dict[str, Any],
+    launch_id: str,
+    default_max_score: float,
+) -> LaunchSession:
     link = body.get(claims.RESOURCE_LINK) or {}
     if not link.get("id"):
         raise LaunchError(detail="launch without resource_link.id")

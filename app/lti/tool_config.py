@@ -42,11 +42,19 @@ def find_deployment(platform: Platform, deployment_id: str) -> Deployment:
 
 
 class DatabaseToolConf(ToolConfAbstract):
-    """Every issuer may have many client_ids (Canvas), so lookups always use both."""
+    """Every issuer may have many client_ids (Canvas), so lookups always use both.
 
-    def __init__(self, key_dir: str) -> None:
+    pylti1p3 asks for the registration and deployment several times per request; rows the
+    view already loaded are passed in and reused instead of being queried again.
+    """
+
+    def __init__(
+        self, key_dir: str, platform: Platform, deployment: Deployment | None = None
+    ) -> None:
         super().__init__()
         self._key_dir = key_dir
+        self._platform = platform
+        self._deployment = deployment
 
     def check_iss_has_one_client(self, iss: str) -> bool:
         return False
@@ -60,7 +68,7 @@ class DatabaseToolConf(ToolConfAbstract):
     def find_registration_by_params(
         self, iss: str, client_id: str | None, *args, **kwargs
     ) -> Registration:
-        return self.registration_for(find_platform(iss, client_id))
+        return self.registration_for(self._find_platform(iss, client_id))
 
     def find_deployment(self, iss: str, deployment_id: str) -> LtiDeployment | None:
         return self.find_deployment_by_params(iss, deployment_id, None)
@@ -68,8 +76,17 @@ class DatabaseToolConf(ToolConfAbstract):
     def find_deployment_by_params(
         self, iss: str, deployment_id: str, client_id: str | None, *args, **kwargs
     ) -> LtiDeployment | None:
-        find_deployment(find_platform(iss, client_id), deployment_id)
+        platform = self._find_platform(iss, client_id)
+        known = self._deployment
+        if not known or (known.platform_id, known.deployment_id) != (platform.id, deployment_id):
+            find_deployment(platform, deployment_id)
         return LtiDeployment().set_deployment_id(deployment_id)
+
+    def _find_platform(self, iss: str, client_id: str | None) -> Platform:
+        known = self._platform
+        if known.issuer == iss and (client_id is None or known.client_id == client_id):
+            return known
+        return find_platform(iss, client_id)
 
     def registration_for(self, platform: Platform) -> Registration:
         key = keys.active_key(self._key_dir)

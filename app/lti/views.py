@@ -19,15 +19,15 @@ def login():
     params = request.values
     if not params.get("iss") or not params.get("login_hint"):
         raise LaunchError(detail="login initiation without iss or login_hint")
-    find_platform(params["iss"], params.get("client_id"))
-    return oidc_login().redirect(url_for("lti.launch", _external=True))
+    platform = find_platform(params["iss"], params.get("client_id"))
+    return oidc_login(platform).redirect(url_for("lti.launch", _external=True))
 
 
 @bp.post("/launch")
 def launch():
     """Validate the id_token, record what it describes, and open the right page."""
     platform, deployment = _platform_and_deployment(request.form.get("id_token", ""))
-    message = validated_launch()
+    message = validated_launch(platform, deployment)
     body = message.get_launch_data()
     if body.get(claims.MESSAGE_TYPE) != claims.RESOURCE_LINK_REQUEST:
         raise LaunchError(

@@ -151,4 +151,6 @@ class ScorePush(Timestamped, db.Model):
     sent_timestamp: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     score_given: Mapped[float | None] = mapped_column(Float)
 
+    activity: Mapped[Activity] = relationship()
+    user: Mapped[LtiUser] = relationship()
     submission: Mapped[Submission] = relationship()

@@ -308,8 +308,9 @@ class FakePlatform:
 
         With `lineitem` the activity is graded: its line item is made on the first such launch,
         with `score_maximum`; once deleted, launches carry no `lineitem`. Without, the activity
-        has no grade item (the tool may create one through `lineitems`). `drop_claims` takes full claim names or the short
-        names of LTI claims ("roles"); `target_link_uri` defaults to the first redirect URI.
+        has no grade item (the tool may create one through `lineitems`).
+        `drop_claims` takes full claim names or the short names of LTI claims ("roles");
+        `target_link_uri` defaults to the first redirect URI.
         """
         roles = list(STUDENT if roles is None else roles)
         with self._lock:

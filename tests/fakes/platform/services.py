@@ -96,6 +96,7 @@ class Services:
             raise ServiceError(400, "No context or unsupported content type")
         query = request.args
         link = query.get("resource_link_id", query.get("lti_link_id"))
+        # A filter that is absent matches every item.
         items = [
             item
             for item in self.gradebook.lineitems.values()

@@ -1,0 +1,103 @@
+"""The ``evaluaitor`` command group, invoked as an admin would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from flask.cli import ScriptInfo
+
+from app.cli import cli
+from app.extensions import db
+from app.models import Platform, Submission, SubmissionStatus
+from tests.documents import ESSAY
+from tests.test_core_loop import open_activity, status, upload
+
+ADD = [
+    "platform", "add",
+    "--issuer", "https://moodle.example.edu",
+    "--client-id", "abc123",
+    "--auth-login-url", "https://moodle.example.edu/mod/lti/auth.php",
+    "--auth-token-url", "https://moodle.example.edu/mod/lti/token.php",
+    "--key-set-url", "https://moodle.example.edu/mod/lti/certs.php",
+    "--deployment-id", "1",
+    "--deployment-id", "2",
+    "--name", "Example Moodle",
+]  # fmt: skip
+
+
+@pytest.fixture
+def invoke(app):
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None):
+        return runner.invoke(cli, list(args), obj=ScriptInfo(create_app=lambda: app), input=input)
+
+    return run
+
+
+def test_platform_add_list_update_remove(invoke):
+    added = invoke(*ADD)
+    assert added.exit_code == 0, added.output
+    assert "deployments 1, 2" in added.output
+
+    again = invoke(*ADD[:-4], "--deployment-id", "7")
+    assert again.exit_code == 0
+    assert "deployments 1, 2, 7" in again.output
+    assert db.session.query(Platform).count() == 1
+
+    listing = invoke("platform", "list")
+    assert "https://moodle.example.edu" in listing.output and "client_id=abc123" in listing.output
+
+    platform_id = str(db.session.query(Platform).one().id)
+    removed = invoke("platform", "remove", platform_id, "--yes")
+    assert removed.exit_code == 0
+    assert "No platforms registered" in invoke("platform", "list").output
+
+
+def test_platform_add_refuses_a_url_that_is_not_http(invoke):
+    bad = [*ADD]
+    bad[bad.index("--key-set-url") + 1] = "certs.php"
+    result = invoke(*bad)
+    assert result.exit_code == 2
+    assert "must be an http(s) URL" in result.output
+
+
+def test_platform_remove_unknown_id(invoke):
+    result = invoke("platform", "remove", "999", "--yes")
+    assert result.exit_code == 1
+    assert "No platform with id 999" in result.output
+
+
+def test_console_script_lists_the_commands():
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in ("run", "worker", "db", "platform", "requeue"):
+        assert f"  {command}" in result.stdout
+
+
+def test_requeue_and_a_real_forking_worker_grade_a_stranded_submission(
+    app, invoke, browser, platform, llm, live_tool
+):
+    llm.set_default("Final score: 6/10")
+    page = open_activity(browser, platform, live_tool)
+    healthy = app.extensions["evaluaitor.redis"]
+    from redis import Redis
+
+    app.extensions["evaluaitor.redis"] = Redis(port=9, socket_connect_timeout=0.2)
+    try:
+        upload(browser, page, "essay.txt", ESSAY.encode())
+    finally:
+        app.extensions["evaluaitor.redis"] = healthy
+    assert status(browser, page)["status"] == "received"
+
+    requeued = invoke("requeue")
+    assert requeued.exit_code == 0 and "Queued 2 item(s)." in requeued.output
+    worked = invoke("worker", "--burst")
+    assert worked.exit_code == 0, worked.output
+    db.session.expire_all()
+    assert db.session.query(Submission).one().status == SubmissionStatus.GRADED
+    assert platform.grade_for("2")["scoreGiven"] == 6

@@ -1,0 +1,109 @@
+"""AGS details: Moodle's URLs, token reuse and expiry, timestamps, comments, no-AGS activities."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.extensions import db
+from app.jobs import queue
+from app.lti.ags import scores_url
+from app.lti.passback import plain_comment
+from app.models import Activity, ScorePush, Submission, SubmissionStatus
+from tests.conftest import run_jobs
+from tests.documents import ESSAY
+from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
+
+
+@pytest.mark.parametrize(
+    ("lineitem", "scores"),
+    [
+        (
+            "https://moodle.example/mod/lti/services.php/2/lineitems/7/lineitem?type_id=1",
+            "https://moodle.example/mod/lti/services.php/2/lineitems/7/lineitem/scores?type_id=1",
+        ),
+        (
+            "https://canvas.example/api/lti/courses/1/line_items/5",
+            "https://canvas.example/api/lti/courses/1/line_items/5/scores",
+        ),
+        ("https://lms.example/items/5/", "https://lms.example/items/5/scores"),
+    ],
+)
+def test_scores_url_keeps_the_query_after_the_path(lineitem, scores):
+    assert scores_url(lineitem) == scores
+
+
+def test_comment_is_plain_text_and_trimmed_on_a_word():
+    feedback = "## Feedback\n\n**Strong** argument with `code` and __emphasis__. " + "word " * 50
+    comment = plain_comment(feedback, 60)
+    assert comment.startswith("Feedback\n\nStrong argument with code and emphasis.")
+    assert len(comment) <= 60 and comment.endswith("…")
+    assert "**" not in comment and "#" not in comment
+
+
+def test_expired_access_token_is_replaced_once(browser, platform, llm, live_tool):
+    llm.set_default(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert platform.token_requests == 1
+    platform.expire_tokens()  # the cached token is now refused with 401
+    upload(browser, page, "again.txt", ESSAY.encode())
+    run_jobs()
+    assert platform.token_requests == 2
+    assert [score["gradingProgress"] for score in platform.scores][-1] == "FullyGraded"
+
+
+def test_token_endpoint_failure_is_retried(browser, platform, llm, live_tool):
+    llm.set_default(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    platform.fail_next("token", 500, times=2)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert platform.grade_for("2")["scoreGiven"] == 8
+
+
+def test_timestamps_are_strictly_later_even_within_one_second(
+    app, browser, platform, llm, live_tool
+):
+    llm.set_default(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    # Pretend the last push went out a minute from now (a fast clock earlier): the next must
+    # still be later, or Moodle answers 409.
+    last = db.session.query(ScorePush).order_by(ScorePush.id.desc()).first()
+    ahead = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
+    last.sent_timestamp = ahead
+    db.session.commit()
+    upload(browser, page, "again.txt", ESSAY.encode())
+    run_jobs()
+    sent = datetime.fromisoformat(platform.scores[-1]["timestamp"])
+    assert sent == ahead + timedelta(seconds=1)
+
+
+def test_activity_without_grade_service_grades_out_of_ten_and_pushes_nothing(
+    browser, platform, llm, live_tool
+):
+    llm.set_default("Final score: 7/10")
+    page = open_activity(browser, platform, live_tool, lineitem=False, lineitems=False)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert status(browser, page)["score"] == 7
+    activity = db.session.query(Activity).one()
+    assert activity.max_score == 10 and not activity.has_ags
+    assert db.session.query(ScorePush).count() == 0
+    assert platform.scores == []
+
+
+def test_sweeper_fails_grading_that_a_dead_worker_abandoned(browser, platform, llm, live_tool):
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    submission = db.session.query(Submission).one()
+    submission.move_to(SubmissionStatus.PROCESSING)
+    submission.started_at = datetime.now(UTC) - timedelta(seconds=queue.GRADING_TIMEOUT + 120)
+    db.session.commit()
+    queue.requeue_stale(timedelta(seconds=30))
+    state = status(browser, page)
+    assert state["status"] == "failed" and "interrupted" in state["error"]
