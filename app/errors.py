@@ -91,6 +91,9 @@ class FileTooLarge(UploadError):
     status_code = 413
     code = "file_too_large"
 
+    def __init__(self, limit_mb: float) -> None:
+        super().__init__(f"The file is larger than the {limit_mb:g} MB limit.")
+
 
 class QueueUnavailable(EvaluaitorError):
     """Redis could not take the job; the submission is kept and enqueued later."""
@@ -122,8 +125,7 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(RequestEntityTooLarge)
     def handle_too_large(exc: RequestEntityTooLarge):
-        limit = app.config["EVALUAITOR_MAX_UPLOAD_MB"]
-        return _respond(413, "file_too_large", f"The file is larger than the {limit} MB limit.")
+        return handle_own(FileTooLarge(app.config["EVALUAITOR_MAX_UPLOAD_MB"]))
 
     @app.errorhandler(HTTPException)
     def handle_http(exc: HTTPException):

@@ -114,9 +114,7 @@ def _receive(stream: BinaryIO, directory: Path, limit: int) -> tuple[Path, int, 
             while chunk := stream.read(CHUNK):
                 size += len(chunk)
                 if size > limit:
-                    raise FileTooLarge(
-                        f"The file is larger than the {limit // (1024 * 1024)} MB limit."
-                    )
+                    raise FileTooLarge(limit / (1024 * 1024))
                 if len(head) < SNIFF_BYTES:
                     head += chunk[: SNIFF_BYTES - len(head)]
                 digest.update(chunk)

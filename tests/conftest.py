@@ -3,20 +3,19 @@ over real HTTP, and the fake LMS and LLM peers on 127.0.0.1."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from rq import SimpleWorker
-from werkzeug.serving import make_server
 
 from app import create_app
 from app.extensions import db, redis_connection
 from app.jobs import queue
 from app.jobs.redis_server import EmbeddedRedis
 from app.models import Deployment, Platform
+from tests.fakes.http import BackgroundServer
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.platform import FakePlatform
 
@@ -64,12 +63,9 @@ def app(tmp_path, redis_server, key_dir):
 @pytest.fixture
 def live_tool(app) -> Iterator[str]:
     """The app served over real HTTP, as an LMS and a browser would reach it."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
+    server = BackgroundServer(app, "evaluaitor", quiet=False)
+    yield f"http://127.0.0.1:{server.start()}"
+    server.stop()
 
 
 @pytest.fixture

@@ -290,3 +290,23 @@ def test_running_a_grading_job_twice_changes_nothing(app, browser, platform, llm
     tasks.grade_submission(latest_submission().id)
     assert len(llm.requests) == 1
     assert latest_submission().status == SubmissionStatus.GRADED
+
+
+def test_jobs_lost_by_redis_are_found_and_requeued(browser, platform, llm, live_tool):
+    """Redis restarted without its data (or the web process died right after commit)."""
+    from datetime import timedelta
+
+    from app.extensions import redis_connection
+
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    redis_connection().flushdb()
+    run_jobs()
+    assert status(browser, page)["status"] == "queued"  # nothing left to run it
+
+    assert queue.requeue_stale(timedelta(seconds=0)) == 2
+    assert queue.requeue_stale(timedelta(seconds=0)) == 0  # now they exist: nothing twice
+    run_jobs()
+    assert status(browser, page)["status"] == "graded"
+    assert platform.grade_for("2")["scoreGiven"] == 8

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from flask import current_app
 from redis.exceptions import RedisError
 from rq import Queue, Retry
+from rq.job import Job
 from sqlalchemy import select
 
 from app.extensions import db, redis_connection
@@ -113,8 +114,10 @@ def _label(row: Submission | ScorePush) -> str:
 def requeue_stale(older_than: timedelta) -> int:
     """Enqueue work that never reached Redis, and fail grading a dead worker left behind.
 
-    Looks only at rows older than ``older_than``, so a request that is about to enqueue is
-    not raced. Returns how many items were queued.
+    Three ways work can be stranded: Redis was down when it was submitted (no job id), the
+    process died between commit and enqueue, or Redis lost its data (a job id that Redis does
+    not know). Looks only at rows older than ``older_than``, so a request that is about to
+    enqueue is not raced. Returns how many items were queued.
     """
     now = datetime.now(UTC)
     cutoff = now - older_than
@@ -124,14 +127,24 @@ def requeue_stale(older_than: timedelta) -> int:
         )
     ).all()
     count = sum(enqueue_grading(s) for s in waiting)
-    pushes = db.session.scalars(
-        select(ScorePush).where(
-            ScorePush.status == PushStatus.PENDING,
-            ScorePush.job_id.is_(None),
-            ScorePush.created_at < cutoff,
+    queued = db.session.scalars(
+        select(Submission).where(
+            Submission.status == SubmissionStatus.QUEUED, Submission.enqueued_at < cutoff
         )
     ).all()
-    count += sum(enqueue_push(p) for p in pushes)
+    pushes = db.session.scalars(
+        select(ScorePush).where(
+            ScorePush.status == PushStatus.PENDING, ScorePush.created_at < cutoff
+        )
+    ).all()
+    for row in [*queued, *pushes]:
+        if row.job_id is None or not Job.exists(row.job_id, connection=redis_connection()):
+            if isinstance(row, Submission):
+                row.job_id = uuid.uuid4().hex
+            else:
+                mark_push(row)
+            db.session.commit()
+            count += dispatch(row)
     _fail_abandoned(now - timedelta(seconds=GRADING_TIMEOUT + 60))
     return count
 

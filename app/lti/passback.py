@@ -35,6 +35,7 @@ from app.models import (
     ScorePush,
     Submission,
 )
+from app.models.base import as_utc
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,9 @@ def send(push_id: int) -> None:
     try:
         with _client(activity) as client:
             lineitem_url = _resolve_lineitem(client, activity)
+            push.sent_timestamp = _next_timestamp(push)
+            db.session.commit()  # before sending: the platform may keep it even if we time out
             score = _score_payload(push, submission, activity)
-            push.sent_timestamp = _parse_time(score["timestamp"])
-            db.session.commit()
             client.post_score(lineitem_url, score)
     except AgsError as exc:
         _record_failure(push, exc)
@@ -191,7 +192,7 @@ def sync_max_score(activity: Activity) -> None:
 
 def _score_payload(push: ScorePush, submission: Submission, activity: Activity) -> dict:
     user: LtiUser = submission.user
-    payload: dict = {"userId": user.sub, "timestamp": _next_timestamp(push)}
+    payload: dict = {"userId": user.sub, "timestamp": as_utc(push.sent_timestamp).isoformat()}
     grade: Grade | None = submission.grade
     maximum = activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
     if push.kind == GRADED and grade is not None and grade.normalized is not None:
@@ -227,7 +228,7 @@ def _sent_score(activity_id: int, user_id: int) -> float | None:
     )
 
 
-def _next_timestamp(push: ScorePush) -> str:
+def _next_timestamp(push: ScorePush) -> datetime:
     """Now, in whole seconds, but strictly later than any timestamp already sent."""
     now = datetime.now(UTC).replace(microsecond=0)
     last = db.session.scalar(
@@ -237,13 +238,8 @@ def _next_timestamp(push: ScorePush) -> str:
         )
     )
     if last is not None:
-        last = last.replace(tzinfo=UTC) if last.tzinfo is None else last
-        now = max(now, last.replace(microsecond=0) + timedelta(seconds=1))
-    return now.isoformat()
-
-
-def _parse_time(value: str) -> datetime:
-    return datetime.fromisoformat(value)
+        now = max(now, as_utc(last).replace(microsecond=0) + timedelta(seconds=1))
+    return now
 
 
 _MARKDOWN = re.compile(r"(\*\*|__|`{1,3}|^#{1,6}\s*|^>\s?)", re.MULTILINE)

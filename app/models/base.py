@@ -12,6 +12,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every datetime we store is UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
 class Timestamped:
     """Adds ``created_at``/``updated_at`` (timezone-aware UTC)."""
 

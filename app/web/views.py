@@ -1,17 +1,19 @@
 """Student and teacher pages. Views orchestrate: rules live in the services they call.
 
-Every route is addressed by launch id (see :mod:`app.lti.session`), which fixes the
+Every route is addressed by a page token (see :mod:`app.lti.session`), which fixes the
 platform, activity, user and role; nothing else from the request widens that scope.
 """
 
 from __future__ import annotations
+
+import io
 
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app import submissions
-from app.errors import Forbidden, NotFound, UploadError
+from app.errors import FileTooLarge, Forbidden, NotFound, UploadError
 from app.extensions import db
 from app.grading import service as grading
 from app.lti import passback
@@ -45,27 +47,27 @@ def submit(token: str):
         raise Forbidden("Only students submit work here.")
     activity = db.session.get(Activity, session.activity_id)
     user = db.session.get(LtiUser, session.user_id)
+    max_mb = current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
     try:
-        upload = request.files.get("file")
-    except RequestEntityTooLarge:
-        limit = current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
-        message = f"The file is larger than the {limit} MB limit."
-        return _student_page(token, session, activity, error=message), 413
-    try:
+        upload = request.files.get("file")  # parsing the body may find it too large
         submissions.accept(
             activity,
             user,
             submissions.Upload(
                 filename=upload.filename if upload else "",
-                stream=upload.stream if upload else _EmptyStream(),
+                stream=upload.stream if upload else io.BytesIO(),
                 comment=request.form.get("comment", ""),
             ),
             data_dir=current_app.config["EVALUAITOR_DATA_DIR"],
-            max_mb=current_app.config["EVALUAITOR_MAX_UPLOAD_MB"],
+            max_mb=max_mb,
         )
+    except RequestEntityTooLarge:
+        error: UploadError = FileTooLarge(max_mb)
     except UploadError as exc:
-        return _student_page(token, session, activity, error=exc.user_message), exc.status_code
-    return redirect(url_for("web.activity", token=token), code=303)
+        error = exc
+    else:
+        return redirect(url_for("web.activity", token=token), code=303)
+    return _student_page(token, session, activity, error=error.user_message), error.status_code
 
 
 @bp.get("/status")
@@ -138,11 +140,6 @@ def retry_push(token: str, push_id: int):
 
 
 # -- helpers -----------------------------------------------------------------------------
-
-
-class _EmptyStream:
-    def read(self, _size: int = -1) -> bytes:
-        return b""
 
 
 def _staff_session(token: str) -> LaunchSession:

@@ -17,18 +17,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from werkzeug.http import HTTP_STATUS_CODES
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
+
+from tests.fakes.http import BackgroundServer
 
 Script = Callable[[dict], Response]
 Default = Callable[[dict], str] | str | None
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """Drop the per-request access lines; real errors are still logged."""
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        pass
 
 
 def _json(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -84,43 +78,24 @@ class FakeLLM:
         self._queue: deque[Script] = deque()
         self._default: Default = None
         self._stopping = threading.Event()
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
-        self._port: int | None = None
+        self._http = BackgroundServer(self._app, "FakeLLM")
 
     @property
     def url(self) -> str:
         """Base URL ending in /v1; still valid after stop(), which makes a refusing port."""
-        if self._port is None:
+        if self._http.port is None:
             raise RuntimeError("FakeLLM has not been started")
-        return f"http://127.0.0.1:{self._port}/v1"
+        return f"http://127.0.0.1:{self._http.port}/v1"
 
     def start(self) -> FakeLLM:
-        if self._server is not None:
-            raise RuntimeError("FakeLLM is already running")
         self._stopping.clear()
-        self._server = make_server(
-            "127.0.0.1", 0, self._app, threaded=True, request_handler=_QuietHandler
-        )
-        self._port = self._server.server_port
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"FakeLLM:{self._port}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._http.start()
         return self
 
     def stop(self) -> None:
         """Stop accepting requests; delayed replies still pending are released at once."""
-        if self._server is None or self._thread is None:
-            return
         self._stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-        self._server = self._thread = None
+        self._http.stop()
 
     def __enter__(self) -> FakeLLM:
         return self.start()

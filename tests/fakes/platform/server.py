@@ -12,8 +12,9 @@ from typing import Any
 
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map, Rule
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
+
+from tests.fakes.http import BackgroundServer
 
 from .faults import Fault, Faults, fault_response
 from .keys import SigningKey, jwks
@@ -40,14 +41,6 @@ _ROUTES = Map(
         ),
     ]
 )
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """No access log; errors (a bug in the fake) still show."""
-
-    def log(self, type: str, message: str, *args: Any) -> None:
-        if type == "error":
-            super().log(type, message, *args)
 
 
 class FakePlatform:
@@ -84,33 +77,20 @@ class FakePlatform:
         self._services = Services(self)
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        self._http = BackgroundServer(self._wsgi, f"fake-{name}")
 
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> FakePlatform:
-        self._server = make_server(
-            "127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler
-        )
         self._stopping.clear()
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},  # so that stop() is quick
-            name=f"fake-{self.name}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._http.start()
         return self
 
     def stop(self) -> None:
-        if self._server is None or self._thread is None:
+        if not self._http.is_running:
             return
         self._stopping.set()  # wakes injected delays
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-        self._server = self._thread = None
+        self._http.stop()
         self.tokens.close()
 
     def __enter__(self) -> FakePlatform:
@@ -123,9 +103,9 @@ class FakePlatform:
 
     @property
     def url(self) -> str:
-        if self._server is None:
+        if not self._http.is_running:
             raise RuntimeError("FakePlatform is not started")
-        return f"http://127.0.0.1:{self._server.server_port}"
+        return f"http://127.0.0.1:{self._http.port}"
 
     @property
     def issuer(self) -> str:
