@@ -140,3 +140,9 @@ def test_page_token_cannot_be_forged(browser, platform, live_tool):
     response = browser.get(f"/l/{forged}/")
     assert response.status_code == 401
     assert "session has expired" in response.text
+
+
+def test_platform_key_rotation_is_picked_up(browser, platform, live_tool):
+    assert launch_page(browser, platform, live_tool).status_code == 200  # JWKS now cached
+    platform.rotate_key()  # the old key is gone from the platform's JWKS
+    assert launch_page(browser, platform, live_tool).status_code == 200

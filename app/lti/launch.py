@@ -16,7 +16,7 @@ from typing import Any
 import jwt
 from flask import current_app
 from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
-from pylti1p3.exception import LtiException
+from pylti1p3.exception import LtiException, LtiKeyException
 from pylti1p3.launch_data_storage.cache import CacheDataStorage
 from redis import Redis
 
@@ -54,6 +54,7 @@ class RedisLaunchStorage(CacheDataStorage):
 
 class StrictMessageLaunch(FlaskMessageLaunch):
     leeway: int = 60
+    _refresh_keys: bool = False
 
     def validate(self) -> StrictMessageLaunch:
         super().validate()
@@ -79,16 +80,22 @@ class StrictMessageLaunch(FlaskMessageLaunch):
             ) from exc
         return self
 
+    def fetch_public_key(self, key_set_url: str) -> dict:
+        """The platform's JWKS, cached in Redis for a few minutes (shared by all processes)."""
+        cache_key = "evaluaitor:jwks:" + hashlib.sha256(key_set_url.encode()).hexdigest()
+        redis = redis_connection()
+        if not self._refresh_keys and (cached := redis.get(cache_key)):
+            return json.loads(cached)
+        fresh = super().fetch_public_key(key_set_url)
+        redis.set(cache_key, json.dumps(fresh), ex=PUBLIC_KEY_CACHE_SECONDS)
+        return fresh
+
     def get_public_key(self) -> tuple[str, str]:
-        """Refetch the platform's JWKS once when the kid is unknown: the platform rotated keys."""
+        """Fetch the JWKS again once when the token's kid is unknown: the platform rotated keys."""
         try:
             return super().get_public_key()
-        except LtiException:
-            cache = self._public_key_cache_data_storage
-            if cache is None:
-                raise
-            url = self._registration.get_key_set_url()
-            cache._get_cache().delete("key-set-url-" + hashlib.md5(url.encode()).hexdigest())
+        except LtiKeyException:
+            self._refresh_keys = True
             self._registration.set_key_set(None)
             return super().get_public_key()
 
@@ -121,7 +128,6 @@ def validated_launch(platform: Platform, deployment: Deployment) -> StrictMessag
     conf = _tool_conf(platform, deployment)
     launch = StrictMessageLaunch(FlaskRequest(), conf, launch_data_storage=storage)
     launch.leeway = current_app.config["EVALUAITOR_CLOCK_SKEW"]
-    launch.set_public_key_caching(storage, PUBLIC_KEY_CACHE_SECONDS)
     try:
         launch.validate()
     except LtiException as exc:

@@ -21,7 +21,7 @@
         }
         document.getElementById("status-text").textContent = text;
         var bar = document.getElementById("status-progress");
-        if (bar) { bar.max = s.total || 1; bar.value = s.step; }
+        if (bar && s.total) { bar.max = s.total; bar.value = s.step; }
         window.setTimeout(poll, 1500);
       })
       .catch(function () { window.setTimeout(poll, 5000); });
