@@ -27,8 +27,10 @@ from app.models import (
     Submission,
     SubmissionStatus,
 )
+from app.web import markdown
 
 bp = Blueprint("web", __name__, url_prefix="/l/<token>")
+bp.add_app_template_filter(markdown.render, "markdown")
 
 
 @bp.get("/")
