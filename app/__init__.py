@@ -14,6 +14,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app import config as settings
 from app import errors
 from app.extensions import db, init_db, init_redis, migrate
+from app.uploads import UploadRequest
 
 __version__ = "0.1.0"
 
@@ -21,6 +22,7 @@ __version__ = "0.1.0"
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """The only place that wires the application: config, extensions, blueprints, plugins."""
     app = Flask(__name__, instance_path=os.environ.get("EVALUAITOR_INSTANCE_DIR"))
+    app.request_class = UploadRequest
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     app.config.from_mapping(settings.load(app.instance_path))
     if test_config:

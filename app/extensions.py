@@ -21,7 +21,9 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-db = SQLAlchemy(model_class=Base)
+#: Rows keep their values after commit instead of being reloaded on next access: requests and
+#: jobs are short, each with its own session, and the reloads were most of the upload's queries.
+db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
 migrate = Migrate()
 
 

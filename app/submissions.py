@@ -8,9 +8,6 @@ requeue``) enqueues it later; the student still gets a receipt.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -18,15 +15,14 @@ from typing import BinaryIO
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from app.errors import FileTooLarge, UploadError
+from app.errors import UploadError
 from app.extensions import db
 from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, sniff
 from app.jobs import queue
 from app.lti import passback
 from app.models import Activity, LtiUser, Submission, SubmissionStatus
+from app.uploads import IncomingFile, incoming_dir
 
-CHUNK = 256 * 1024
-SNIFF_BYTES = 64 * 1024
 MAX_COMMENT_CHARS = 5000
 
 
@@ -43,13 +39,28 @@ def accept(activity: Activity, user: LtiUser, upload: Upload, *, data_dir: str, 
     comment = upload.comment.strip()
     if len(comment) > MAX_COMMENT_CHARS:
         raise UploadError(f"The comment is too long (at most {MAX_COMMENT_CHARS} characters).")
-    directory = Path(data_dir) / f"p{activity.platform_id}" / f"a{activity.id}" / f"u{user.id}"
-    directory.mkdir(parents=True, exist_ok=True)
-    temp_path, size, digest, head = _receive(upload.stream, directory, int(max_mb * 1024 * 1024))
+    incoming = upload.stream
+    if not isinstance(incoming, IncomingFile):
+        incoming = IncomingFile.copy_of(
+            upload.stream, incoming_dir(data_dir), int(max_mb * 1024 * 1024)
+        )
     try:
-        kind = sniff(filename, head)
+        return _store(activity, user, filename, comment, incoming, data_dir)
+    finally:
+        incoming.close()
+
+
+def _store(
+    activity: Activity,
+    user: LtiUser,
+    filename: str,
+    comment: str,
+    incoming: IncomingFile,
+    data_dir: str,
+) -> Submission:
+    try:
+        kind = sniff(filename, incoming.head)
     except ExtractionError as exc:
-        temp_path.unlink(missing_ok=True)
         raise UploadError(exc.user_message) from exc
 
     attempt = 1 + (
@@ -60,23 +71,27 @@ def accept(activity: Activity, user: LtiUser, upload: Upload, *, data_dir: str, 
         )
         or 0
     )
+    directory = Path(data_dir) / f"p{activity.platform_id}" / f"a{activity.id}" / f"u{user.id}"
+    directory.mkdir(parents=True, exist_ok=True)
+    digest = incoming.sha256
     final_path = directory / f"{attempt}-{digest[:16]}{Path(filename).suffix.lower()}"
-    os.replace(temp_path, final_path)
+    incoming.keep_as(final_path)
     submission = Submission(
-        activity_id=activity.id,
-        user_id=user.id,
+        activity=activity,
+        user=user,
         attempt=attempt,
         original_filename=filename,
         kind=kind.value,
-        size_bytes=size,
+        size_bytes=incoming.size,
         sha256=digest,
         storage_path=str(final_path.relative_to(data_dir)),
         comment=comment,
         status=SubmissionStatus.RECEIVED,
     )
+    # Reads first, writes last: with SQLite the write lock is then held only for the commit.
+    push = passback.announce_submission(submission)
     db.session.add(submission)
     queue.mark_for_grading(submission)
-    push = passback.announce_submission(submission)
     try:
         db.session.commit()
     except IntegrityError as exc:
@@ -100,26 +115,3 @@ def _clean_filename(raw: str | None) -> str:
         accepted = ", ".join(sorted(ACCEPTED_EXTENSIONS))
         raise UploadError(f"This type of file is not accepted. Accepted types: {accepted}.")
     return name[:255]
-
-
-def _receive(stream: BinaryIO, directory: Path, limit: int) -> tuple[Path, int, str, bytes]:
-    """Copy the upload to a temporary file, hashing as it goes; refuse it past ``limit``."""
-    digest = hashlib.sha256()
-    size = 0
-    head = b""
-    fd, name = tempfile.mkstemp(dir=directory, prefix=".upload-")
-    path = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            while chunk := stream.read(CHUNK):
-                size += len(chunk)
-                if size > limit:
-                    raise FileTooLarge(limit / (1024 * 1024))
-                if len(head) < SNIFF_BYTES:
-                    head += chunk[: SNIFF_BYTES - len(head)]
-                digest.update(chunk)
-                out.write(chunk)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return path, size, digest.hexdigest(), head

@@ -7,7 +7,7 @@ login + launch, upload of a 1 MB PDF, and status polls. Prints p50/p95 per phase
 ratio to the bare handler. Targets (issue #2): within 1.5x of the bare handlers; status
 p95 < 20 ms. No grading worker runs: the jobs only pile up in Redis.
 
-    .venv/bin/python bench/bench_core.py [--clients 20] [--rounds 10] [--workers 2]
+    .venv/bin/python bench/bench_core.py [--clients 20] [--rounds 10] [--workers 2] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -73,6 +73,8 @@ def gunicorn(app: str, port: int, workers: int, env: dict, log: Path) -> subproc
             str(workers),
             "--threads",
             "8",
+            "--keep-alive",  # longer than the paced pollers' pauses
+            "10",
             "--worker-class",
             "gthread",
         ],  # fmt: skip
@@ -155,6 +157,9 @@ def start_bare(
 
 def launch(client: httpx.Client, platform: FakePlatform, base: str, user: str) -> tuple[float, str]:
     """One login + launch; returns the tool's time (both requests) and where it sent us."""
+    # pylti1p3 leaves a state cookie per login for 5 minutes; dozens of launches a minute from
+    # one client (not a thing a person does) would pile them past the header size limit.
+    client.cookies.clear()
     params = platform.login_params(target_link_uri=base + "/lti/launch", user=user)
     started = time.perf_counter()
     login = client.post(base + "/lti/login", data=params)
@@ -196,6 +201,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers per server")
+    parser.add_argument("--repeat", type=int, default=2, help="alternating runs per step")
     args = parser.parse_args()
     document = pdf_bytes(padding=1024 * 1024)
     tmp = Path(tempfile.mkdtemp(prefix="evaluaitor-bench-"))
@@ -212,57 +218,64 @@ def main() -> None:
 
 
 def measure(args, platform: FakePlatform, tool: str, bare: str, document: bytes) -> dict:
-    """Each phase on its own, so one step's load does not colour another's figures."""
-    pages: dict[int, str] = {}
+    """Step by step, each server on its own, alternating which goes first on each repeat so
+    that drift on a shared machine does not favour either side."""
+    servers = {"tool": tool, "bare": bare}
+    pages: dict[str, dict[int, str]] = {"tool": {}, "bare": {}}
     clients = [httpx.Client(timeout=60) for _ in range(args.clients)]
 
-    def launches(base: str) -> Callable[[int], dict[str, list[float]]]:
+    def launches(name: str) -> Callable[[int], dict[str, list[float]]]:
         def work(i: int) -> dict[str, list[float]]:
             times = []
             for _ in range(args.rounds):
-                took, page = launch(clients[i], platform, base, str(1000 + i))
+                took, pages[name][i] = launch(clients[i], platform, servers[name], str(1000 + i))
                 times.append(took)
-                pages[i] = page
             return {"launch": times}
 
         return work
 
-    def uploads(url_for: Callable[[int], str]) -> Callable[[int], dict[str, list[float]]]:
+    def uploads(name: str) -> Callable[[int], dict[str, list[float]]]:
+        def url(i: int) -> str:
+            if name == "bare":
+                return bare + "/upload"
+            return tool + pages[name][i] + "submissions"
+
         def work(i: int) -> dict[str, list[float]]:
             files = {"file": ("work.pdf", document)}
-            post = lambda: clients[i].post(url_for(i), files=files)  # noqa: E731
+            post = lambda: clients[i].post(url(i), files=files)  # noqa: E731
             return {"upload": [timed(post, 303) for _ in range(args.rounds)]}
 
         return work
 
-    def polls(url_for: Callable[[int], str], pause: float) -> Callable[[int], dict]:
+    def polls(pause: float) -> Callable[[str], Callable[[int], dict]]:
         """Polls back to back (pause 0: a stress test), or paced like the page (every 1.5 s)."""
 
-        def work(i: int) -> dict[str, list[float]]:
-            get = lambda: clients[i].get(url_for(i))  # noqa: E731
-            times = []
-            for _ in range(args.rounds * 2):
-                times.append(timed(get, 200))
-                time.sleep(pause * random.uniform(0.5, 1.5))
-            return {f"status-{pause}": times}
+        def for_server(name: str) -> Callable[[int], dict[str, list[float]]]:
+            def url(i: int) -> str:
+                return bare + "/status" if name == "bare" else tool + pages[name][i] + "status"
 
-        return work
+            def work(i: int) -> dict[str, list[float]]:
+                times = []
+                for _ in range(args.rounds * 2):
+                    times.append(timed(lambda: clients[i].get(url(i)), 200))
+                    time.sleep(pause * random.uniform(0.5, 1.5))
+                return {f"status-{pause}": times}
 
+            return work
+
+        return for_server
+
+    steps = [launches, uploads, polls(0), polls(PAGE_POLL_SECONDS)]
+    results: dict[str, dict[str, list[float]]] = {"tool": {}, "bare": {}}
     try:
-        results = {}
-        for name, base in (("tool", tool), ("bare", bare)):
-            run_clients(2, launches(base))  # warm up
-            results[name] = run_clients(args.clients, launches(base))
-            if name == "tool":
-                results[name] |= run_clients(
-                    args.clients, uploads(lambda i: tool + pages[i] + "submissions")
-                )
-                status_url = lambda i: tool + pages[i] + "status"  # noqa: E731
-            else:
-                results[name] |= run_clients(args.clients, uploads(lambda i: bare + "/upload"))
-                status_url = lambda i: bare + "/status"  # noqa: E731
-            for pause in (0, PAGE_POLL_SECONDS):
-                results[name] |= run_clients(args.clients, polls(status_url, pause))
+        for name in servers:
+            run_clients(2, launches(name))  # warm up
+        for repeat in range(args.repeat):
+            order = ["tool", "bare"] if repeat % 2 == 0 else ["bare", "tool"]
+            for step in steps:
+                for name in order:
+                    for key, values in run_clients(args.clients, step(name)).items():
+                        results[name].setdefault(key, []).extend(values)
         return results
     finally:
         for client in clients:
@@ -272,7 +285,7 @@ def measure(args, platform: FakePlatform, tool: str, bare: str, document: bytes)
 def report(args, document: bytes, results: dict) -> None:
     ours, theirs = results["tool"], results["bare"]
     print(
-        f"\n{args.clients} concurrent clients x {args.rounds} rounds, "
+        f"\n{args.clients} concurrent clients x {args.rounds} rounds x {args.repeat} repeats, "
         f"{len(document) / 1e6:.2f} MB PDF, gunicorn {args.workers} workers x 8 threads, "
         f"{os.cpu_count()} CPUs"
     )

@@ -98,3 +98,33 @@ def test_a_bad_resubmission_leaves_the_earlier_one_intact(app, browser, platform
     assert (Path(app.config["EVALUAITOR_DATA_DIR"]) / stored.storage_path).read_bytes() == (
         ESSAY.encode()
     )
+
+
+def test_an_upload_cut_off_half_way_leaves_no_file(app, browser, platform, live_tool):
+    import socket
+    import time
+    from urllib.parse import urlsplit
+
+    page = open_activity(browser, platform, live_tool)
+    boundary = "x-boundary"
+    head = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+        'filename="essay.pdf"\r\nContent-Type: application/pdf\r\n\r\n'
+    ).encode() + pdf_bytes(padding=300_000)[:200_000]
+    address = urlsplit(live_tool)
+    with socket.create_connection((address.hostname, address.port)) as sock:
+        sock.sendall(
+            (
+                f"POST {page}submissions HTTP/1.1\r\nHost: {address.netloc}\r\n"
+                f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+                f"Content-Length: {len(head) + 100_000}\r\n\r\n"
+            ).encode()
+            + head
+        )
+        time.sleep(0.3)
+        assert [p.parent.name for p in stored_files(app)] == [".incoming"]  # half-way there
+    deadline = time.monotonic() + 5
+    while stored_files(app) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stored_files(app) == []
+    assert db.session.query(Submission).count() == 0

@@ -48,7 +48,7 @@ def announce_submission(submission: Submission) -> ScorePush | None:
 
     The caller commits and then calls :func:`app.jobs.queue.dispatch`.
     """
-    if _sent_score(submission.activity_id, submission.user_id) is not None:
+    if _sent_score(submission.activity.id, submission.user.id) is not None:
         return None  # a Pending push would blank the grade the student already has
     return _new_push(submission, SUBMITTED)
 
