@@ -1,4 +1,4 @@
-"""The plugin contract: one plain input, a progress callback, one result.
+"""The plugin contract: one plain input, an LLM handle, a progress callback, one result.
 
 Plugins never see Flask, the request or the database; the grading service builds the
 input from stored rows and stores the result. That is what lets the same plugin run in
@@ -7,12 +7,18 @@ the RQ worker, in ``evaluaitor grade`` and in tests.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from app.llm import LLMClient
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from app.grading.rubric import Rubric
+    from app.llm.session import LLMSession
 
 #: ``progress(step, total, message)``: called by plugins as they go.
 Progress = Callable[[int, int, str], None]
@@ -23,27 +29,72 @@ class Outcome(StrEnum):
     NEEDS_REVIEW = "needs_review"
 
 
+class PluginParams(BaseModel):
+    """Base of every plugin's parameter schema: unknown keys are mistakes, not extras."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file of the submission: its name, detected kind, extracted text, stored path."""
+
+    name: str
+    kind: str
+    text: str
+    path: Path | None = None
+
+
 @dataclass(frozen=True)
 class GradingInput:
+    """Everything a plugin may use. ``text`` is the main document's text (already masked of
+    obvious personal data when the activity asks for it); ``files`` lists every file."""
+
     text: str
     filename: str
     instructions: str
     max_score: float
+    params: PluginParams
+    rubric: Rubric | None = None
+    reference: str = ""
+    files: tuple[InputFile, ...] = ()
     model: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CriterionResult:
+    name: str
+    score: float | None
+    max: float
+    verdict: str | None = None  # e.g. "MET" / "UNMET", "pass" / "fail"
+    reason: str = ""
+    evidence: str = ""
+
+
+@dataclass
+class Flag:
+    """Something a teacher should know; ``cap`` (0..1 of the maximum) limits the score."""
+
+    code: str
+    message: str
+    cap: float | None = None
 
 
 @dataclass
 class GradingResult:
-    """What a plugin decided. ``score`` is on ``scale``; ``normalized`` is score / scale."""
+    """What a plugin decided. ``score`` is on ``scale``; ``normalized`` is score / scale.
+
+    Provenance of model calls (models, prompt hashes, tokens, timings) is added by the
+    service from the :class:`~app.llm.session.LLMSession`; plugins add their own details.
+    """
 
     outcome: Outcome
     score: float | None
     scale: float | None
     feedback: str
     raw_replies: list[str] = field(default_factory=list)
-    criteria: list[dict[str, Any]] = field(default_factory=list)
-    flags: list[dict[str, Any]] = field(default_factory=list)
+    criteria: list[CriterionResult] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
@@ -54,11 +105,21 @@ class GradingResult:
         return max(0.0, min(1.0, self.score / self.scale))
 
 
-class GradingPlugin(Protocol):
+class GradingPlugin(ABC):
+    """A grading strategy. Subclasses set the class attributes and implement :meth:`grade`."""
+
     name: ClassVar[str]
     description: ClassVar[str]
     version: ClassVar[str]
+    #: Extraction kinds it can grade (see :class:`app.extract.Kind`).
+    file_types: ClassVar[tuple[str, ...]] = ("pdf", "docx", "text", "markdown", "code")
+    Params: ClassVar[type[PluginParams]] = PluginParams
     #: How many progress steps ``grade`` reports, so callers can show "step i of n".
-    steps: ClassVar[int]
+    steps: ClassVar[int] = 1
+    #: False when the plugin can grade without any model (e.g. only deterministic tests).
+    needs_llm: ClassVar[bool] = True
 
-    def grade(self, job: GradingInput, llm: LLMClient, progress: Progress) -> GradingResult: ...
+    @abstractmethod
+    def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
+        """Grade one submission. Raise :class:`app.llm.LLMError` subclasses for model
+        failures; return ``Outcome.NEEDS_REVIEW`` when no trustworthy score exists."""

@@ -1,12 +1,20 @@
-"""Plugins are registered explicitly, by name; duplicates and unknown names are named errors."""
+"""Plugins are registered explicitly, by name; duplicates and unknown names are named errors.
+
+Parameters are validated against the plugin's schema when an activity is configured and
+again when a job starts, with messages a teacher can act on.
+"""
 
 from __future__ import annotations
 
-from app.grading.base import GradingPlugin
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.grading.base import GradingPlugin, PluginParams
 
 
 class PluginError(Exception):
-    pass
+    """A plugin problem with a message fit for a teacher."""
 
 
 class UnknownPlugin(PluginError):
@@ -17,12 +25,16 @@ class DuplicatePlugin(PluginError):
     pass
 
 
+class InvalidParams(PluginError):
+    pass
+
+
 _plugins: dict[str, GradingPlugin] = {}
 
 
 def register(plugin: GradingPlugin) -> None:
     if plugin.name in _plugins:
-        raise DuplicatePlugin(plugin.name)
+        raise DuplicatePlugin(f"a grading plugin named {plugin.name!r} is already registered")
     _plugins[plugin.name] = plugin
 
 
@@ -30,15 +42,50 @@ def get(name: str) -> GradingPlugin:
     try:
         return _plugins[name]
     except KeyError:
-        raise UnknownPlugin(f"no grading plugin named {name!r}") from None
+        known = ", ".join(sorted(_plugins))
+        message = f"There is no grading strategy named {name!r}. Known: {known}."
+        raise UnknownPlugin(message) from None
 
 
-def names() -> list[str]:
-    return sorted(_plugins)
+def all_plugins() -> list[GradingPlugin]:
+    return [_plugins[name] for name in sorted(_plugins)]
+
+
+def validate_params(plugin: GradingPlugin, raw: dict[str, Any] | None) -> PluginParams:
+    """The plugin's parameters with defaults filled in; InvalidParams says what is wrong."""
+    if raw is not None and not isinstance(raw, dict):
+        raise InvalidParams("The strategy settings must be a JSON object of named settings.")
+    try:
+        return plugin.Params.model_validate(raw or {})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = ".".join(str(part) for part in error["loc"]) or "settings"
+            message = (
+                "is not a setting of this strategy"
+                if error["type"] == "extra_forbidden"
+                else error["msg"]
+            )
+            problems.append(f"{field}: {message}")
+        raise InvalidParams(
+            f"The settings for {plugin.name} have problems: " + "; ".join(problems)
+        ) from exc
+
+
+def describe(plugin: GradingPlugin) -> dict[str, Any]:
+    """What ``evaluaitor plugins`` and the API show: identity, file types, parameter schema."""
+    return {
+        "name": plugin.name,
+        "description": plugin.description,
+        "version": plugin.version,
+        "supported_file_types": list(plugin.file_types),
+        "needs_llm": plugin.needs_llm,
+        "parameters": plugin.Params.model_json_schema(),
+    }
 
 
 def register_builtin() -> None:
-    """Called once by ``create_app``; safe to call again."""
+    """Called once by ``create_app`` (and by the offline CLI); safe to call again."""
     from app.grading.rubric_eval import RubricEval
 
     for plugin in (RubricEval(),):

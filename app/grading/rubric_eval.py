@@ -10,9 +10,18 @@ from __future__ import annotations
 import secrets
 from typing import ClassVar
 
-from app.grading.base import GradingInput, GradingResult, Outcome, Progress
+from pydantic import Field
+
+from app.grading.base import (
+    GradingInput,
+    GradingPlugin,
+    GradingResult,
+    Outcome,
+    PluginParams,
+    Progress,
+)
 from app.grading.scores import read_score
-from app.llm import LLMClient
+from app.llm.session import LLMSession
 
 #: Longer submissions are cut (and the model told so) to stay inside common context windows.
 DEFAULT_MAX_CHARS = 60_000
@@ -48,7 +57,15 @@ def _format_number(value: float) -> str:
     return f"{value:g}"
 
 
-class RubricEval:
+class RubricEvalParams(PluginParams):
+    max_chars: int = Field(
+        DEFAULT_MAX_CHARS, ge=1000, le=1_000_000, description="Longer submissions are cut."
+    )
+    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature.")
+    max_tokens: int | None = Field(None, ge=16, le=32_000, description="Reply length cap.")
+
+
+class RubricEval(GradingPlugin):
     name: ClassVar[str] = "rubric_eval"
     description: ClassVar[str] = (
         "One model call grades the submission against the activity's instructions; "
@@ -56,9 +73,11 @@ class RubricEval:
     )
     version: ClassVar[str] = "1.0.0"
     steps: ClassVar[int] = 2
+    Params = RubricEvalParams
 
-    def grade(self, job: GradingInput, llm: LLMClient, progress: Progress) -> GradingResult:
-        max_chars = int(job.params.get("max_chars", DEFAULT_MAX_CHARS))
+    def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
+        params: RubricEvalParams = job.params  # type: ignore[assignment]
+        max_chars = params.max_chars
         text = job.text
         truncated = len(text) > max_chars
         if truncated:
@@ -84,22 +103,12 @@ class RubricEval:
         completion = llm.complete(
             messages,
             model=job.model,
-            temperature=float(job.params.get("temperature", 0.1)),
-            max_tokens=job.params.get("max_tokens"),
+            temperature=params.temperature,
+            max_tokens=params.max_tokens,
         )
         progress(2, self.steps, "Reading the score")
         reading = read_score(completion.content, job.max_score)
-        provenance = {
-            "plugin": self.name,
-            "plugin_version": self.version,
-            "model": completion.model,
-            "attempts": completion.attempts,
-            "elapsed_ms": completion.elapsed_ms,
-            "prompt_tokens": completion.usage.prompt_tokens,
-            "completion_tokens": completion.usage.completion_tokens,
-            "total_tokens": completion.usage.total_tokens,
-            "truncated_input": truncated,
-        }
+        provenance: dict = {"truncated_input": truncated}
         if reading is None:
             return GradingResult(
                 outcome=Outcome.NEEDS_REVIEW,

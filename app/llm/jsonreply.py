@@ -1,0 +1,53 @@
+"""Reading JSON out of a model's reply, for endpoints that have no JSON mode.
+
+Models wrap JSON in prose, Markdown fences or both. This tries, in order: the whole reply,
+each fenced block, and each balanced ``{...}`` or ``[...]`` span; the first that parses wins.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+
+
+def parse_json_reply(text: str) -> Any:
+    """The first JSON value found in ``text``; ValueError when there is none."""
+    candidates = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    candidates += _balanced_spans(text)
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except (json.JSONDecodeError, ValueError):
+            continue
+    raise ValueError("no JSON object in the reply")
+
+
+def _balanced_spans(text: str, limit: int = 20) -> list[str]:
+    """Up to ``limit`` outermost ``{...}``/``[...]`` spans, respecting strings and escapes."""
+    spans: list[str] = []
+    depth, start, in_string, escaped = 0, -1, False, False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"' and depth:
+            in_string = True
+        elif char in "{[":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char in "}]" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start : index + 1])
+                if len(spans) >= limit:
+                    break
+    return spans

@@ -1,0 +1,173 @@
+"""One grading job's access to the model: a cache, a concurrency bound, and a record of calls.
+
+Plugins call :meth:`LLMSession.complete` exactly as they would the client. The session
+
+- answers from a content-addressed cache (model + messages + parameters) so regrading
+  unchanged text costs no call, unless the job is forced;
+- runs at most ``max_concurrency`` calls at once, also through :meth:`map`;
+- records every call (model, prompt hash, parameters, tokens, time, cache hit) for the
+  grade's provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from app.llm.client import Completion, LLMClient, Usage
+from app.llm.errors import LLMNotConfiguredError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DEFAULT_TEMPERATURE = 0.1
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    model: str
+    prompt_hash: str
+    temperature: float
+    seed: int | None
+    max_tokens: int | None
+    json_mode: bool
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    total_tokens: int | None
+    elapsed_ms: int
+    attempts: int
+    cached: bool
+
+
+class ReplyCache:
+    """Replies stored as one JSON file per key; safe for several processes on one host."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self._dir = Path(directory)
+
+    def get(self, key: str) -> Completion | None:
+        try:
+            data = json.loads((self._dir / key[:2] / f"{key}.json").read_text())
+            return Completion(**{**data, "usage": Usage(**data["usage"])})
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def put(self, key: str, completion: Completion) -> None:
+        folder = self._dir / key[:2]
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(asdict(completion), handle)
+        os.replace(temp, folder / f"{key}.json")
+
+
+class LLMSession:
+    def __init__(
+        self,
+        client: LLMClient | None,
+        *,
+        model: str | None = None,
+        temperature: float = DEFAULT_TEMPERATURE,
+        seed: int | None = None,
+        cache: ReplyCache | None = None,
+        force: bool = False,
+        max_concurrency: int = 4,
+    ) -> None:
+        self._client = client
+        self.model = model
+        self.temperature = temperature
+        self.seed = seed
+        self._cache = cache
+        self._force = force
+        self._slots = threading.BoundedSemaphore(max(1, max_concurrency))
+        self._max_concurrency = max(1, max_concurrency)
+        self._lock = threading.Lock()
+        self.calls: list[CallRecord] = []
+
+    @property
+    def is_configured(self) -> bool:
+        return self._client is not None
+
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        json_mode: bool = False,
+    ) -> Completion:
+        if self._client is None:
+            raise LLMNotConfiguredError("no LLM base URL configured")
+        params = {
+            "model": model or self.model,
+            "temperature": self.temperature if temperature is None else temperature,
+            "max_tokens": max_tokens,
+            "seed": self.seed if seed is None else seed,
+            "json_mode": json_mode,
+        }
+        prompt_hash = _digest(messages)
+        key = _digest({"messages": prompt_hash, **params})
+        cached = None if self._force or self._cache is None else self._cache.get(key)
+        if cached is None:
+            with self._slots:
+                completion = self._client.complete(messages, **params)
+            if self._cache is not None:
+                self._cache.put(key, completion)
+        else:
+            completion = cached
+        self._record(completion, prompt_hash, params, cached=cached is not None)
+        return completion
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """``[fn(item) ...]`` run concurrently (bounded like the calls), results in order."""
+        items = list(items)
+        if len(items) <= 1:
+            return [fn(item) for item in items]
+        with ThreadPoolExecutor(min(self._max_concurrency, len(items))) as pool:
+            return list(pool.map(fn, items))
+
+    def provenance(self) -> dict[str, Any]:
+        with self._lock:
+            calls = list(self.calls)
+        return {
+            "models": sorted({c.model for c in calls}),
+            "calls": [asdict(c) for c in calls],
+            "llm_calls": sum(not c.cached for c in calls),
+            "cache_hits": sum(c.cached for c in calls),
+            "prompt_tokens": sum(c.prompt_tokens or 0 for c in calls if not c.cached),
+            "completion_tokens": sum(c.completion_tokens or 0 for c in calls if not c.cached),
+            "total_tokens": sum(c.total_tokens or 0 for c in calls if not c.cached),
+        }
+
+    def _record(self, completion: Completion, prompt_hash: str, params: dict, *, cached: bool):
+        usage = completion.usage
+        record = CallRecord(
+            model=completion.model,
+            prompt_hash=prompt_hash,
+            temperature=params["temperature"],
+            seed=params["seed"],
+            max_tokens=params["max_tokens"],
+            json_mode=params["json_mode"],
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            total_tokens=usage.total_tokens,
+            elapsed_ms=0 if cached else completion.elapsed_ms,
+            attempts=0 if cached else completion.attempts,
+            cached=cached,
+        )
+        with self._lock:
+            self.calls.append(record)
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
