@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from app import create_app
 from app.extensions import db
+from app.grading.offline import grade_command, plugins_command
 from app.models import Deployment, Platform
 
 
@@ -198,6 +199,10 @@ def platform_remove(platform_id: int) -> None:
     db.session.delete(platform)
     db.session.commit()
     click.echo(f"Removed platform {platform_id}.")
+
+
+cli.add_command(plugins_command)
+cli.add_command(grade_command)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ _STRING_SETTINGS: dict[str, str | None] = {
     "REDIS_URL": None,
     "EVALUAITOR_DATA_DIR": None,
     "EVALUAITOR_KEY_DIR": None,
+    "EVALUAITOR_LLM_CACHE_DIR": None,
     "EVALUAITOR_LLM_BASE_URL": None,
     "EVALUAITOR_LLM_API_KEY": None,
     "EVALUAITOR_LLM_MODEL": "gpt-4o-mini",
@@ -31,7 +32,10 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_LLM_TIMEOUT": 120.0,
     "EVALUAITOR_LLM_MAX_RETRIES": 4,
     "EVALUAITOR_LLM_BACKOFF_BASE": 1.0,
-    "EVALUAITOR_LLM_MAX_TOKENS": 2048,
+    "EVALUAITOR_LLM_CONCURRENCY": 4,
+    # 1: mask e-mails, phone numbers, student ids and the student's name before any model
+    # sees the text (prose only; source code is sent as written).
+    "EVALUAITOR_MASK_PII": 1,
     "EVALUAITOR_LAUNCH_TTL": 8 * 3600,
     "EVALUAITOR_CLOCK_SKEW": 60,
     "EVALUAITOR_AGS_TIMEOUT": 20.0,
@@ -60,6 +64,9 @@ def load(instance_path: str) -> dict[str, Any]:
     config["DATABASE_URL"] = config["DATABASE_URL"] or f"sqlite:///{instance / 'evaluaitor.db'}"
     config["EVALUAITOR_DATA_DIR"] = config["EVALUAITOR_DATA_DIR"] or str(instance / "data")
     config["EVALUAITOR_KEY_DIR"] = config["EVALUAITOR_KEY_DIR"] or str(instance / "keys")
+    config["EVALUAITOR_LLM_CACHE_DIR"] = config["EVALUAITOR_LLM_CACHE_DIR"] or str(
+        instance / "llm-cache"
+    )
     config["SQLALCHEMY_DATABASE_URI"] = config["DATABASE_URL"]
     config["MAX_CONTENT_LENGTH"] = _request_limit(config["EVALUAITOR_MAX_UPLOAD_MB"])
     config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"] = DEFAULT_PASSBACK_RETRY_INTERVALS

@@ -3,6 +3,7 @@ over real HTTP, and the fake LMS and LLM peers on 127.0.0.1."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,19 @@ from tests.fakes.llm_server import FakeLLM
 from tests.fakes.platform import FakePlatform
 
 DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def instance_dir(tmp_path_factory) -> Iterator[Path]:
+    """Apps made in tests keep their instance files (secret, keys, cache) out of the repo."""
+    path = tmp_path_factory.mktemp("instance")
+    previous = os.environ.get("EVALUAITOR_INSTANCE_DIR")
+    os.environ["EVALUAITOR_INSTANCE_DIR"] = str(path)
+    yield path
+    if previous is None:
+        del os.environ["EVALUAITOR_INSTANCE_DIR"]
+    else:
+        os.environ["EVALUAITOR_INSTANCE_DIR"] = previous
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +57,8 @@ def app(tmp_path, redis_server, key_dir):
             "REDIS_URL": redis_server.url,
             "EVALUAITOR_DATA_DIR": str(tmp_path / "data"),
             "EVALUAITOR_KEY_DIR": str(key_dir),
+            "EVALUAITOR_LLM_CACHE_DIR": str(tmp_path / "llm-cache"),
+            "SECRET_KEY": "test-secret",
             "EVALUAITOR_LLM_BASE_URL": None,
             "EVALUAITOR_LLM_MODEL": "fake-model",
             "EVALUAITOR_LLM_BACKOFF_BASE": 0.01,

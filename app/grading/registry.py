@@ -86,8 +86,10 @@ def describe(plugin: GradingPlugin) -> dict[str, Any]:
 
 def register_builtin() -> None:
     """Called once by ``create_app`` (and by the offline CLI); safe to call again."""
+    from app.grading.criteria import Criteria
+    from app.grading.criteria_tree import CriteriaTree
     from app.grading.rubric_eval import RubricEval
 
-    for plugin in (RubricEval(),):
+    for plugin in (RubricEval(), Criteria(), CriteriaTree()):
         if plugin.name not in _plugins:
             register(plugin)

@@ -17,10 +17,13 @@ from flask import current_app
 from app.errors import QueueUnavailable
 from app.extensions import db
 from app.extract import ExtractionError, Kind, extract
-from app.grading import registry
-from app.grading.base import GradingInput, GradingResult, Outcome
+from app.grading import registry, runner
+from app.grading.base import GradingResult, Outcome
+from app.grading.registry import PluginError
+from app.grading.rubric import RubricError, parse_rubric
 from app.jobs import queue
-from app.llm import LLMError, client_from_config
+from app.llm import LLMError, LLMNotConfiguredError
+from app.llm.session import llm_session
 from app.lti import passback
 from app.models import Grade, Submission, SubmissionStatus
 
@@ -45,9 +48,14 @@ def grade_submission(submission_id: int) -> None:
     db.session.commit()
     try:
         _grade(submission)
+    except LLMNotConfiguredError:
+        _fail(submission, NO_LLM_MESSAGE)
     except (ExtractionError, LLMError) as exc:
         log.info("submission %s failed: %s", submission.id, exc)
         _fail(submission, exc.user_message)
+    except (PluginError, RubricError) as exc:
+        log.info("submission %s: activity misconfigured: %s", submission.id, exc)
+        _fail(submission, f"The activity's grading settings need fixing by a teacher. {exc}")
     except Exception:
         log.exception("grading submission %s crashed", submission.id)
         _fail(submission, "Grading stopped because of an internal error. A teacher can retry it.")
@@ -55,30 +63,30 @@ def grade_submission(submission_id: int) -> None:
 
 def _grade(submission: Submission) -> None:
     activity = submission.activity
-    plugin = registry.get(activity.plugin_name)
-    total = OWN_STEPS + plugin.steps
+    total = OWN_STEPS + registry.get(activity.plugin_name).steps
     _progress(submission, 1, total, "Reading your file")
     if submission.extracted_text is None:
         path = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
         submission.extracted_text = extract(path, Kind(submission.kind)).text
         db.session.commit()
-
-    llm = client_from_config(current_app.config)
-    if llm is None:
-        _fail(submission, NO_LLM_MESSAGE)
-        return
     passback.sync_max_score(activity)
-    job = GradingInput(
+    job = runner.Job(
+        plugin=activity.plugin_name,
+        params=activity.plugin_params,
         text=submission.extracted_text,
         filename=submission.original_filename,
+        kind=submission.kind,
         instructions=activity.instructions,
         max_score=activity.max_score,
+        rubric=parse_rubric(activity.rubric) if activity.rubric else None,
+        reference=activity.reference_text,
         model=activity.model or current_app.config["EVALUAITOR_LLM_MODEL"],
-        params=dict(activity.plugin_params or {}),
+        names=[submission.user.name],
+        mask_pii=current_app.config["EVALUAITOR_MASK_PII"],
     )
     started = time.monotonic()
-    with llm:
-        result = plugin.grade(
+    with llm_session(current_app.config, model=job.model) as llm:
+        result = runner.grade(
             job, llm, lambda step, _n, message: _progress(submission, 1 + step, total, message)
         )
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
@@ -93,7 +101,9 @@ def _grade(submission: Submission) -> None:
 def _store(submission: Submission, result: GradingResult) -> None:
     grade = submission.grade or Grade(submission_id=submission.id)
     grade.score, grade.scale, grade.normalized = result.score, result.scale, result.normalized
-    grade.feedback, grade.criteria, grade.flags = result.feedback, result.criteria, result.flags
+    grade.feedback = result.feedback
+    grade.criteria = runner.as_dicts(result.criteria)
+    grade.flags = runner.as_dicts(result.flags)
     grade.provenance, grade.raw_replies, grade.error = (
         result.provenance,
         result.raw_replies,

@@ -12,17 +12,19 @@ Plugins call :meth:`LLMSession.complete` exactly as they would the client. The s
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.llm.client import Completion, LLMClient, Usage
+from app.llm.client import Completion, LLMClient, Usage, client_from_config
 from app.llm.errors import LLMNotConfiguredError
 
 T = TypeVar("T")
@@ -80,8 +82,10 @@ class LLMSession:
         cache: ReplyCache | None = None,
         force: bool = False,
         max_concurrency: int = 4,
+        secret: str = "",
     ) -> None:
         self._client = client
+        self._secret = secret.encode()
         self.model = model
         self.temperature = temperature
         self.seed = seed
@@ -95,6 +99,11 @@ class LLMSession:
     @property
     def is_configured(self) -> bool:
         return self._client is not None
+
+    def marker(self, text: str) -> str:
+        """A delimiter code for ``text`` that its author cannot predict (keyed by a secret)
+        but that stays the same for the same text, so cached replies still match."""
+        return hmac.new(self._secret, text.encode(), hashlib.sha256).hexdigest()[:16]
 
     def complete(
         self,
@@ -167,6 +176,28 @@ class LLMSession:
         )
         with self._lock:
             self.calls.append(record)
+
+
+@contextmanager
+def llm_session(
+    config: Mapping[str, Any], *, model: str | None = None, force: bool = False
+) -> Iterator[LLMSession]:
+    """A session from settings; without ``EVALUAITOR_LLM_BASE_URL`` it has no client and
+    any call raises LLMNotConfiguredError (strategies that need no model still run)."""
+    client = client_from_config(config)
+    cache_dir = config.get("EVALUAITOR_LLM_CACHE_DIR")
+    try:
+        yield LLMSession(
+            client,
+            model=model or config.get("EVALUAITOR_LLM_MODEL"),
+            cache=ReplyCache(cache_dir) if cache_dir else None,
+            force=force,
+            max_concurrency=int(config.get("EVALUAITOR_LLM_CONCURRENCY", 4)),
+            secret=str(config.get("SECRET_KEY") or ""),
+        )
+    finally:
+        if client is not None:
+            client.close()
 
 
 def _digest(value: Any) -> str:

@@ -99,6 +99,10 @@ class Activity(Timestamped, db.Model):
     instructions: Mapped[str] = mapped_column(Text, default="")
     plugin_name: Mapped[str] = mapped_column(String(100), default="rubric_eval")
     plugin_params: Mapped[dict] = mapped_column(JSON, default=dict)
+    #: ``{"title": ..., "criteria": [{"name", "requirement", "weight"}, ...]}``, or None.
+    rubric: Mapped[dict | None] = mapped_column(JSON)
+    #: The teacher's reference material as text (for strategies that retrieve from it).
+    reference_text: Mapped[str] = mapped_column(Text, default="", server_default="")
     model: Mapped[str | None] = mapped_column(String(200))
     #: None until known: taken from the AGS line item when there is one, else the default.
     max_score: Mapped[float | None] = mapped_column(Float)

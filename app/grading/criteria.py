@@ -1,0 +1,370 @@
+"""``criteria``: a weighted rubric judged by the model, criterion by criterion or as a whole.
+
+Positive criteria earn their weight when MET; negative ones (faults) subtract theirs when MET.
+The score is the weighted sum over the rubric's total positive weight, clamped to [0, 1], or
+the raw weighted sum when ``normalize`` is off. Three modes ask the model differently:
+``per_criterion`` (one call per criterion, run concurrently), ``one_shot`` (one call for all
+criteria) and ``holistic`` (one call for a 0–100 score, read as that share of the positive
+weight). Unreadable replies are retried, then replaced by the teacher's fallback verdicts if
+set; otherwise the submission goes to review without a score. An optional length penalty is
+subtracted after all that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeVar
+
+from pydantic import Field
+
+from app.grading.base import (
+    CriterionResult,
+    Flag,
+    GradingInput,
+    GradingPlugin,
+    GradingResult,
+    Outcome,
+    PluginParams,
+    Progress,
+)
+from app.grading.length_penalty import LengthPenalty
+from app.grading.prompts import DATA_RULES, DEFAULT_MAX_CHARS, clip, fence
+from app.grading.rubric import Criterion, Rubric
+from app.llm.jsonreply import parse_json_reply
+from app.llm.session import LLMSession
+
+T = TypeVar("T")
+Verdict = Literal["MET", "UNMET"]
+
+#: Quotes longer than this are cut: evidence should point at the text, not repeat it.
+MAX_EVIDENCE_CHARS = 300
+#: How much of an unreadable reply is echoed back when asking again.
+MAX_ECHO_CHARS = 2000
+
+SYSTEM_PROMPT = f"""\
+You are a careful teacher checking one student's submission against a grading rubric.
+
+{DATA_RULES}
+
+A criterion is either a requirement, which is MET when the work does what it describes, or \
+a fault, which is MET when the work makes the mistake it describes. Judge strictly on what \
+the submission shows. Write reasons in the language of the assignment instructions, \
+addressed to the student. Answer with JSON only."""
+
+USER_PROMPT = """\
+Assignment instructions:
+{instructions}
+
+Student submission{note}:
+{fenced}
+
+{task}"""
+
+JUDGEMENT_SHAPE = (
+    '{"verdict": "MET" or "UNMET", "reason": "one or two sentences", "evidence": "a short '
+    'exact quote from the submission that supports the verdict (empty if there is none)"}'
+)
+
+PER_CRITERION_TASK = """\
+Judge this single criterion, a {kind}:
+{requirement}
+
+Reply with one JSON object: {shape}"""
+
+ONE_SHOT_TASK = """\
+Judge each of these criteria on its own:
+{listing}
+
+Reply with one JSON object that has one key per criterion id ({ids}), each mapped to \
+{shape}"""
+
+HOLISTIC_TASK = """\
+Weigh the whole submission against this rubric; weights say how much each criterion counts \
+and faults subtract:
+{listing}
+
+Reply with one JSON object: {{"score": a number from 0 to 100 for the overall quality \
+against the rubric, "explanation": "Markdown feedback for the student: strengths, \
+weaknesses and how to improve"}}"""
+
+RETRY_PROMPT = """\
+That reply could not be used: {problem}. Answer again with only the JSON object asked for."""
+
+FALLBACK_REASON = "The grader's reply could not be read; the activity's fallback verdict was used."
+UNREAD_REASON = "The grader's reply could not be read."
+DONE_WELL, MISSING, PROBLEMS = "What the work does well", "What is missing", "Problems found"
+
+
+class CriteriaParams(PluginParams):
+    mode: Literal["per_criterion", "one_shot", "holistic"] = Field(
+        "per_criterion",
+        description="per_criterion: one model call per criterion (most accurate); one_shot: "
+        "one call judges all criteria; holistic: one call gives a 0-100 overall score.",
+    )
+    normalize: bool = Field(
+        True, description="Score on the activity's scale; off gives the raw weighted sum."
+    )
+    max_retries: int = Field(2, ge=0, le=5, description="Re-asks after an unreadable reply.")
+    fallback_positive: Verdict | None = Field(
+        None,
+        description="Verdict assumed for a requirement whose reply stays unreadable; "
+        "empty sends the submission to review instead.",
+    )
+    fallback_negative: Verdict | None = Field(
+        None,
+        description="Verdict assumed for a fault whose reply stays unreadable; "
+        "empty sends the submission to review instead.",
+    )
+    length_penalty: LengthPenalty | None = Field(
+        None, description="Deduction for submissions longer than a free budget."
+    )
+    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature.")
+    max_chars: int = Field(
+        DEFAULT_MAX_CHARS, ge=1000, le=1_000_000, description="Longer submissions are cut."
+    )
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str  # "MET" or "UNMET"
+    reason: str
+    evidence: str = ""
+
+
+class Criteria(GradingPlugin):
+    name: ClassVar[str] = "criteria"
+    description: ClassVar[str] = (
+        "The model judges each rubric criterion as met or not; the score is the weighted sum, "
+        "with faults subtracting and an optional length penalty."
+    )
+    version: ClassVar[str] = "1.0.0"
+    steps: ClassVar[int] = 2
+    Params = CriteriaParams
+
+    def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
+        params: CriteriaParams = job.params  # type: ignore[assignment]
+        rubric = job.rubric
+        if rubric is None:
+            error = (
+                "The criteria strategy needs a rubric: add one to the activity, then grade again."
+            )
+            return GradingResult(Outcome.NEEDS_REVIEW, None, None, "", error=error)
+        text, truncated = clip(job.text, params.max_chars)
+        ask = _Asker(job, params, llm, text, truncated)
+        progress(1, self.steps, "Asking the grader model")
+        judgements: list[Judgement | None] = [None] * len(rubric.criteria)
+        holistic: tuple[float, str] | None = None
+        if params.mode == "per_criterion":
+            answers = llm.map(ask.criterion, rubric.criteria)
+            judgements = [judgement for judgement, _ in answers]
+            replies = [reply for _, more in answers for reply in more]
+        elif params.mode == "one_shot":
+            found, replies = ask.all_criteria(rubric)
+            judgements = list(found or judgements)
+        else:
+            holistic, replies = ask.holistic(rubric)
+        progress(2, self.steps, "Scoring")
+        result = GradingResult(Outcome.GRADED, None, None, "", raw_replies=replies)
+        result.provenance = {"mode": params.mode, "truncated_input": truncated}
+        if holistic is not None:
+            llm_score, result.feedback = holistic
+            raw = llm_score / 100 * rubric.total_positive_weight
+            _score(result, job, params, rubric, raw, llm_raw=llm_score)
+            return result
+
+        judgements, fallen = _with_fallbacks(rubric, params, judgements)
+        result.criteria = [_detail(c, j) for c, j in zip(rubric.criteria, judgements, strict=True)]
+        result.feedback = _feedback(rubric, judgements)
+        stuck = [c.name for c, j in zip(rubric.criteria, judgements, strict=True) if j is None]
+        if stuck:
+            result.outcome = Outcome.NEEDS_REVIEW
+            result.error = (
+                f"The grader's replies could not be read for: {', '.join(stuck)} "
+                f"({params.max_retries + 1} attempts). A teacher needs to review this submission."
+            )
+            return result
+        if fallen:
+            result.provenance["fallback_criteria"] = fallen
+            message = "Fallback verdicts replaced unreadable grader replies for: "
+            result.flags.append(Flag("fallback_verdicts", message + ", ".join(fallen)))
+        raw = sum(d.score or 0.0 for d in result.criteria)
+        # Holistic gets here only through fallbacks, when the model gave no number at all.
+        _score(result, job, params, rubric, raw, llm_raw=None if params.mode == "holistic" else raw)
+        return result
+
+
+class _Asker:
+    """The model calls of one grading: prompts, JSON mode, and re-asking on unreadable replies."""
+
+    def __init__(
+        self, job: GradingInput, params: CriteriaParams, llm: LLMSession, text: str, cut: bool
+    ) -> None:
+        self._job, self._params, self._llm, self._text = job, params, llm, text
+        self._note = " (truncated)" if cut else ""
+
+    def criterion(self, criterion: Criterion) -> tuple[Judgement | None, list[str]]:
+        kind = "requirement" if criterion.weight > 0 else "fault"
+        task = PER_CRITERION_TASK.format(
+            kind=kind, requirement=criterion.requirement, shape=JUDGEMENT_SHAPE
+        )
+        return self._ask(task, lambda reply: _judgement(parse_json_reply(reply)))
+
+    def all_criteria(self, rubric: Rubric) -> tuple[list[Judgement] | None, list[str]]:
+        ids = [f"C{number}" for number in range(1, len(rubric.criteria) + 1)]
+        listing = "\n".join(
+            f"- {key} ({'requirement' if c.weight > 0 else 'fault'}) {c.name}: {c.requirement}"
+            for key, c in zip(ids, rubric.criteria, strict=True)
+        )
+        task = ONE_SHOT_TASK.format(listing=listing, ids=", ".join(ids), shape=JUDGEMENT_SHAPE)
+        return self._ask(task, lambda reply: _judgements(parse_json_reply(reply), ids))
+
+    def holistic(self, rubric: Rubric) -> tuple[tuple[float, str] | None, list[str]]:
+        listing = "\n".join(
+            f"- {c.name} (weight {c.weight:g}): {c.requirement}" for c in rubric.criteria
+        )
+        return self._ask(HOLISTIC_TASK.format(listing=listing), _holistic)
+
+    def _ask(self, task: str, parse: Callable[[str], T]) -> tuple[T | None, list[str]]:
+        """The parsed reply (None if it never parsed) and every reply received."""
+        marker = self._llm.marker(self._text)
+        instructions = self._job.instructions.strip() or "(no instructions were given)"
+        user = USER_PROMPT.format(
+            instructions=instructions,
+            note=self._note,
+            fenced=fence(self._text, marker),
+            task=task,
+        )
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT.format(marker=marker)},
+            {"role": "user", "content": user},
+        ]
+        replies: list[str] = []
+        for _ in range(self._params.max_retries + 1):
+            reply = self._llm.complete(
+                messages,
+                model=self._job.model,
+                temperature=self._params.temperature,
+                json_mode=True,
+            ).content
+            replies.append(reply)
+            try:
+                return parse(reply), replies
+            except ValueError as problem:
+                # Echoing the reply with the problem also keeps a cache from replaying it.
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply[:MAX_ECHO_CHARS]},
+                    {"role": "user", "content": RETRY_PROMPT.format(problem=problem)},
+                ]
+        return None, replies
+
+
+def _judgement(data: Any) -> Judgement:
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object with a verdict")
+    verdict = str(data.get("verdict", "")).strip().upper()
+    if verdict not in ("MET", "UNMET"):
+        raise ValueError('the verdict must be "MET" or "UNMET"')
+    reason = str(data.get("reason") or "").strip()
+    evidence = str(data.get("evidence") or "").strip()[:MAX_EVIDENCE_CHARS]
+    return Judgement(verdict, reason, evidence)
+
+
+def _judgements(data: Any, ids: list[str]) -> list[Judgement]:
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object keyed by criterion id ({', '.join(ids)})")
+    missing = [key for key in ids if key not in data]
+    if missing:
+        raise ValueError(f"no judgement for {', '.join(missing)}")
+    return [_judgement(data[key]) for key in ids]
+
+
+def _holistic(reply: str) -> tuple[float, str]:
+    data = parse_json_reply(reply)
+    value = data.get("score") if isinstance(data, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("expected a JSON object with a numeric score")
+    score = float(value)  # a numeric string is accepted; any other string raises ValueError
+    if not 0 <= score <= 100:
+        raise ValueError("the score must be between 0 and 100")
+    return score, str(data.get("explanation") or "").strip()
+
+
+def _with_fallbacks(
+    rubric: Rubric, params: CriteriaParams, judgements: list[Judgement | None]
+) -> tuple[list[Judgement | None], list[str]]:
+    """Unread criteria take the verdict the teacher set for their sign, where one is set."""
+    filled: list[Judgement | None] = []
+    fallen: list[str] = []
+    for criterion, judgement in zip(rubric.criteria, judgements, strict=True):
+        verdict = params.fallback_positive if criterion.weight > 0 else params.fallback_negative
+        if judgement is None and verdict is not None:
+            judgement = Judgement(verdict, FALLBACK_REASON)
+            fallen.append(criterion.name)
+        filled.append(judgement)
+    return filled, fallen
+
+
+def _detail(criterion: Criterion, judgement: Judgement | None) -> CriterionResult:
+    maximum = max(criterion.weight, 0.0)
+    if judgement is None:
+        return CriterionResult(criterion.name, None, maximum, reason=UNREAD_REASON)
+    score = criterion.weight if judgement.verdict == "MET" else 0.0
+    return CriterionResult(
+        criterion.name, score, maximum, judgement.verdict, judgement.reason, judgement.evidence
+    )
+
+
+def _feedback(rubric: Rubric, judgements: list[Judgement | None]) -> str:
+    """Met requirements, missed ones and faults found, each with the model's reason."""
+    groups: dict[str, list[str]] = {DONE_WELL: [], MISSING: [], PROBLEMS: []}
+    for criterion, judgement in zip(rubric.criteria, judgements, strict=True):
+        if judgement is None:
+            continue
+        met = judgement.verdict == "MET"
+        if criterion.weight > 0:
+            title = DONE_WELL if met else MISSING
+        elif met:
+            title = PROBLEMS
+        else:
+            continue  # a fault not committed needs no comment
+        line = f"- **{criterion.name}**: {judgement.reason or judgement.verdict}"
+        groups[title].append(line + (f" — “{judgement.evidence}”" if judgement.evidence else ""))
+    return "\n\n".join(
+        f"### {title}\n" + "\n".join(lines) for title, lines in groups.items() if lines
+    )
+
+
+def _score(
+    result: GradingResult,
+    job: GradingInput,
+    params: CriteriaParams,
+    rubric: Rubric,
+    raw: float,
+    *,
+    llm_raw: float | None,
+) -> None:
+    """Normalization, then the length penalty, then the scale the teacher sees."""
+    total = rubric.total_positive_weight
+    normalized = max(0.0, min(1.0, raw / total))
+    score = normalized if params.normalize else raw
+    penalty = 0.0
+    if params.length_penalty is not None:
+        length = params.length_penalty.count(job.text)
+        penalty = params.length_penalty.penalty_for(length)
+        result.provenance["length"] = length
+        if penalty:
+            points = penalty * job.max_score if params.normalize else penalty
+            note = params.length_penalty.explain(length, points)
+            result.feedback = "\n\n".join(part for part in (result.feedback, note) if part)
+    # Raw scores are rewards that may go negative; normalized ones stop at 0.
+    score = max(0.0, score - penalty) if params.normalize else score - penalty
+    result.score = round(score * job.max_score if params.normalize else score, 6)
+    result.scale = job.max_score if params.normalize else total
+    result.provenance |= {
+        "raw_score": raw,
+        "llm_raw_score": llm_raw,
+        "normalized_score": normalized,
+        "penalty": penalty,
+    }

@@ -1,0 +1,146 @@
+"""``evaluaitor grade`` and ``evaluaitor plugins``: try a strategy on local files, no LMS,
+no database; exactly the runner the worker uses."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+from app.extract import ExtractionError, extract, sniff
+from app.grading import registry, runner
+from app.grading.base import Outcome
+from app.grading.registry import PluginError
+from app.grading.rubric import RubricError, load_rubric
+from app.llm import LLMError, LLMNotConfiguredError
+from app.llm.session import llm_session
+
+
+@click.command("plugins")
+@with_appcontext
+def plugins_command() -> None:
+    """List the grading strategies and their parameters (JSON)."""
+    described = [registry.describe(plugin) for plugin in registry.all_plugins()]
+    click.echo(json.dumps(described, indent=2, ensure_ascii=False))
+
+
+@click.command("grade")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--plugin", "plugin_name", default="rubric_eval", show_default=True)
+@click.option("--rubric", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--params", default=None, help="Strategy settings as a JSON object.")
+@click.option("--instructions", default="", help="The assignment text.")
+@click.option("--reference", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--max-score", default=10.0, show_default=True, type=float)
+@click.option("--model", default=None, help="Overrides EVALUAITOR_LLM_MODEL.")
+@click.option("--force", is_flag=True, help="Ignore cached model replies.")
+@click.option("--jobs", default=4, show_default=True, help="Files graded at once.")
+@with_appcontext
+def grade_command(
+    paths: tuple[Path, ...],
+    plugin_name: str,
+    rubric: Path | None,
+    params: str | None,
+    instructions: str,
+    reference: Path | None,
+    max_score: float,
+    model: str | None,
+    force: bool,
+    jobs: int,
+) -> None:
+    """Grade local files and print one JSON object per file per line."""
+    try:
+        plugin = registry.get(plugin_name)
+        parsed = json.loads(params) if params else None
+        registry.validate_params(plugin, parsed)
+        loaded_rubric = load_rubric(rubric) if rubric else None
+    except (PluginError, RubricError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    except json.JSONDecodeError as exc:
+        raise click.UsageError(f"--params is not valid JSON: {exc}") from exc
+    reference_text = _read_reference(reference) if reference else ""
+    config = current_app.config
+
+    def grade_one(path: Path) -> dict[str, Any]:
+        job = runner.Job(
+            plugin=plugin_name,
+            params=parsed,
+            text="",
+            filename=path.name,
+            kind="",
+            instructions=instructions,
+            max_score=max_score,
+            rubric=loaded_rubric,
+            reference=reference_text,
+            model=model,
+            mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
+        )
+        return grade_file(path, job, config, force=force)
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        for line in pool.map(grade_one, paths):
+            click.echo(json.dumps(line, ensure_ascii=False))
+            sys.stdout.flush()
+
+
+def grade_file(path: Path, job: runner.Job, config: Any, *, force: bool) -> dict[str, Any]:
+    """One JSON line: never raises, so one bad file does not stop the others."""
+    line: dict[str, Any] = {"file": str(path)}
+    try:
+        with path.open("rb") as handle:
+            kind = sniff(path.name, handle.read(64 * 1024))
+        text = extract(path, kind).text
+    except OSError as exc:
+        return line | _failed(f"Cannot read the file: {exc.strerror}")
+    except ExtractionError as exc:
+        return line | _failed(exc.user_message)
+    job = replace(job, text=text, kind=kind.value)
+    try:
+        with llm_session(config, model=job.model, force=force) as llm:
+            result = runner.grade(job, llm, lambda *_: None)
+    except LLMNotConfiguredError:
+        return line | _failed("No language model is configured (set EVALUAITOR_LLM_BASE_URL).")
+    except LLMError as exc:
+        return line | _failed(exc.user_message)
+    except (PluginError, RubricError) as exc:
+        return line | _failed(str(exc))
+    return line | {
+        "score": result.score,
+        "max_score": result.scale,
+        "normalized": result.normalized,
+        "status": "graded" if result.outcome == Outcome.GRADED else "needs_review",
+        "flags": runner.as_dicts(result.flags),
+        "criteria": runner.as_dicts(result.criteria),
+        "feedback": result.feedback,
+        "error": result.error,
+        "provenance": result.provenance,
+    }
+
+
+def _failed(message: str) -> dict[str, Any]:
+    return {
+        "score": None,
+        "max_score": None,
+        "normalized": None,
+        "status": "failed",
+        "flags": [],
+        "criteria": [],
+        "feedback": "",
+        "error": message,
+    }
+
+
+def _read_reference(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            kind = sniff(path.name, handle.read(64 * 1024))
+        return extract(path, kind).text
+    except (OSError, ExtractionError) as exc:
+        raise click.UsageError(f"Cannot use the reference material {path.name}: {exc}") from exc
