@@ -43,13 +43,11 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     init_redis(app)
     errors.init_app(app)
 
-    from app.grading import registry
     from app.lti.views import bp as lti_bp
     from app.web.views import bp as web_bp
 
     app.register_blueprint(lti_bp)
     app.register_blueprint(web_bp)
-    registry.register_builtin()
 
     @app.get("/health")
     def health():

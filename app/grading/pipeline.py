@@ -337,7 +337,8 @@ class Pipeline(GradingPlugin):
             return completion.content.strip()
 
         notes_model = params.analysis_model or job.model
-        summary = analysis = None
+        summary: str | None = None
+        analysis: str | None = None
         if params.summary:
             progress(1, self.steps, "Summarising the submission")
             system = (params.summary_prompt or SUMMARY_INSTRUCTIONS) + "\n\n" + SAFETY_RULES
@@ -360,7 +361,7 @@ class Pipeline(GradingPlugin):
                 retrieved,
                 no_passages,
                 "Summary of the submission, written by an earlier step",
-                summary or NO_SUMMARY,
+                NO_SUMMARY if summary is None else summary,
             )
             analysis = ask("analysis", prompt, notes_model)
         else:
@@ -382,7 +383,7 @@ class Pipeline(GradingPlugin):
             retrieved,
             no_passages,
             "Preliminary analysis, written by an earlier step",
-            analysis or NO_ANALYSIS,
+            NO_ANALYSIS if analysis is None else analysis,
         )
         reply = ask("final", prompt, job.model, json_mode=True)
 
@@ -408,14 +409,12 @@ class Pipeline(GradingPlugin):
             "trimmed": trimmed,
         }
         cut = [step for step, cuts in trimmed.items() if "submission" in cuts]
-        flags = [
-            Flag(
-                "TrimmedSubmission",
-                f"The submission was too long for the model's context and was cut in the "
-                f"{' and '.join(cut)} step(s): the model did not read all of it.",
-            )
-        ]
-        return self._result(reply, job.max_score, replies, provenance, flags if cut else [])
+        message = (
+            "The submission was too long for the model's context and was cut in the "
+            f"{' and '.join(cut)} step(s): the model did not read all of it."
+        )
+        flags = [Flag("TrimmedSubmission", message)] if cut else []
+        return self._result(reply, job.max_score, replies, provenance, flags)
 
     @staticmethod
     def _result(

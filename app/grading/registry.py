@@ -30,6 +30,7 @@ class InvalidParams(PluginError):
 
 
 _plugins: dict[str, GradingPlugin] = {}
+_builtin_loaded = False
 
 
 def register(plugin: GradingPlugin) -> None:
@@ -39,6 +40,7 @@ def register(plugin: GradingPlugin) -> None:
 
 
 def get(name: str) -> GradingPlugin:
+    register_builtin()
     try:
         return _plugins[name]
     except KeyError:
@@ -48,6 +50,7 @@ def get(name: str) -> GradingPlugin:
 
 
 def all_plugins() -> list[GradingPlugin]:
+    register_builtin()
     return [_plugins[name] for name in sorted(_plugins)]
 
 
@@ -85,11 +88,16 @@ def describe(plugin: GradingPlugin) -> dict[str, Any]:
 
 
 def register_builtin() -> None:
-    """Called once by ``create_app`` (and by the offline CLI); safe to call again."""
+    """Register the strategies that ship with Evaluaitor; lookups call it, so every entry
+    point (web, worker, CLI, tests) sees them. Safe to call again."""
+    global _builtin_loaded
+    if _builtin_loaded:
+        return
     from app.grading.criteria import Criteria
     from app.grading.criteria_tree import CriteriaTree
     from app.grading.rubric_eval import RubricEval
 
+    _builtin_loaded = True
     for plugin in (RubricEval(), Criteria(), CriteriaTree()):
         if plugin.name not in _plugins:
             register(plugin)

@@ -26,8 +26,6 @@ from app.llm.session import LLMSession
 
 #: Flags that mean the text tried to steer the grader: such grades wait for a teacher.
 HOLD_FOR_REVIEW = frozenset({"PromptInjection", "HiddenText", "ScoreClaim"})
-#: Masking numbers would change a program, so personal data is masked in prose only.
-PROSE_KINDS = frozenset({"pdf", "docx", "text", "markdown"})
 
 
 @dataclass(frozen=True)
@@ -58,8 +56,8 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     flags = [Flag(f.code, f"{f.message} Evidence: {f.evidence}") for f in safety.inspect(job.text)]
     text = safety.strip_invisible(job.text)
     masked: dict[str, int] = {}
-    if job.mask_pii and job.kind in PROSE_KINDS:
-        text, report = safety.mask_pii(text, names=job.names)
+    if job.mask_pii:  # numbers are masked in prose only: in code they are the program
+        text, report = safety.mask_pii(text, names=job.names, kind=job.kind)
         masked = dict(report.counts)
     result = plugin.grade(
         GradingInput(

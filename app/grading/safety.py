@@ -66,6 +66,7 @@ _ASCII_LOWER = {ord(c): c.lower() for c in string.ascii_uppercase}
 
 @lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
+    """One character as the patterns see it, so disguised letters read as the plain ones."""
     if unicodedata.category(char) in ("Cf", "Mn", "Me"):
         return ""
     kept = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
@@ -90,6 +91,7 @@ class _Folded:
             self._orig.append(m.end())
 
     def orig(self, offset: int) -> int:
+        """Offset in the original text; removed characters before ``offset`` are skipped."""
         i = bisect_right(self._folded, offset) - 1
         position = self._orig[i] + offset - self._folded[i]
         return min(position, self._orig[i + 1] - 1) if i + 1 < len(self._orig) else position
@@ -137,8 +139,9 @@ _IGNORE = _words(
     rf"|set aside) {_FILL_EN}(?:(?:previous|prior|above|earlier|preceding|former|original"
     r"|initial|system) (?:instructions?|prompts?|directions?|directives?|commands?|rules"
     r"|guidance|messages?)\b|(?:instructions?|prompts?|directions?) (?:above|before|you (?:were"
-    r"|have been) given)|(?:everything|anything) (?:above|before|previously)|above\b|rubric\b"
-    r"|(?:grading|marking|assessment|evaluation) (?:criteria|guidelines|scheme|rubric))",
+    r"|have been) given)|(?:everything|anything) (?:above|before|previously)|rubric\b"
+    r"|(?:grading|marking|assessment|evaluation) (?:criteria|guidelines|scheme|rubric)"
+    r"|above(?=\s*[.,;:!]| (?:and|then)\b))",
     r"\b(?:ignora|ignorad|ignoren|olvida|olvidad|olviden|omite|descarta|haz caso omiso (?:a|de)"
     rf"|no hagas caso (?:a|de)) {_FILL_ES}(?:(?:instrucciones|indicaciones|ordenes|reglas"
     r"|normas|consignas|prompts?) (?:anteriores|previas|de arriba|iniciales|originales|del"
@@ -218,11 +221,7 @@ _PHRASES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("PromptInjection", "ask the AI grader for a particular grade", _ASK_GRADE),
     ("PromptInjection", "give the AI grader a new role", _NEW_ROLE),
     ("PromptInjection", "address the AI grader directly", _ADDRESS_AI),
-    (
-        "PromptInjection",
-        "imitate chat-model control text (role tags, system prompt)",
-        _CONTROL_TEXT,
-    ),
+    ("PromptInjection", "imitate chat-model control text or a system prompt", _CONTROL_TEXT),
     ("ScoreClaim", "looks like a grade written into the submission", _SCORE_LINE),
     ("ScoreClaim", "claims a grade for the submission", _SELF_GRADE),
 )
@@ -343,7 +342,7 @@ def _render(snippet: str, limit: int = 120) -> str:
 _PLACEHOLDER = re.compile(r"(\[(?:email|phone|id|name)\])")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-zA-Z]{2,}(?![\w-])")
 _DNI = re.compile(
-    r"(?<![\w.-])(?:\d{2}\.?\d{3}\.?\d{3}|[XYZ]-?\d{7})-?[TRWAGMYFPDXBNJZSQVHLCKE](?![\w-])"
+    r"(?<![\w.-])(?:\d{8}|\d{2}\.\d{3}\.\d{3}|[XYZ]-?\d{7})-?[TRWAGMYFPDXBNJZSQVHLCKE](?![\w-])"
 )
 _LABELED_ID = re.compile(
     r"\b(?:student[ \t]+(?:id|number|no\.?)|id(?:[ \t]+(?:number|no\.?))?|niu|nia|dni|nie"
@@ -354,7 +353,7 @@ _LABELED_ID = re.compile(
 )
 # A run of digit groups with single separators; _is_phone decides what it is.
 _PHONE = re.compile(
-    r"(?<![\w+.,/@-])(?<!\d\()(?=[\d()+ .-]{8})(?:\+|\((?=\d+\)))?\d+(?:(?:[ .-]\(?|\) ?)\d+)*"
+    r"(?<![\w+.,/@=-])(?<!\d\()(?=[\d()+ .-]{8})(?:\+|\((?=\d+\)))?\d+(?:(?:[ .-]\(?|\) ?)\d+)*"
     r"(?![\w@/%]|[.,:]\d)"
 )
 _DIGITS = re.compile(r"\d+")

@@ -1,0 +1,85 @@
+"""Strategies besides rubric_eval through the whole loop: settings → worker → gradebook."""
+
+from __future__ import annotations
+
+import json
+
+from app.extensions import db
+from app.models import Activity, Grade
+from tests.conftest import run_jobs
+from tests.documents import ESSAY
+from tests.test_core_loop import open_activity, status, upload
+
+RUBRIC = {
+    "title": "Essay",
+    "criteria": [
+        {"name": "Accuracy", "requirement": "Explains photosynthesis correctly.", "weight": 10},
+        {"name": "Detail", "requirement": "Mentions the Calvin cycle.", "weight": 5},
+        {"name": "Copying", "requirement": "Copies text without citing it.", "weight": -3},
+    ],
+}
+
+
+def configure(**settings) -> None:
+    activity = db.session.query(Activity).one()
+    for name, value in settings.items():
+        setattr(activity, name, value)
+    db.session.commit()
+
+
+def test_criteria_strategy_grades_stores_the_breakdown_and_passes_back(
+    browser, platform, llm, live_tool
+):
+    page = open_activity(browser, platform, live_tool)
+    configure(plugin_name="criteria", plugin_params={"mode": "one_shot"}, rubric=RUBRIC)
+    llm.reply(
+        json.dumps(
+            {
+                "C1": {"verdict": "MET", "reason": "Correct.", "evidence": "light energy"},
+                "C2": {"verdict": "MET", "reason": "Named.", "evidence": "Calvin cycle"},
+                "C3": {"verdict": "MET", "reason": "Uncited copy.", "evidence": "Chlorophyll"},
+            }
+        )
+    )
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert status(browser, page)["status"] == "graded"
+    grade = db.session.query(Grade).one()
+    assert [c["name"] for c in grade.criteria] == ["Accuracy", "Detail", "Copying"]
+    assert grade.normalized == (15 - 3) / 15
+    assert grade.provenance["plugin"] == "criteria" and grade.provenance["llm_calls"] == 1
+    assert platform.grade_for("2")["scoreGiven"] == 8  # 0.8 of the line item's 10
+
+
+def test_tree_without_ai_tests_grades_with_no_model_at_all(app, browser, platform, live_tool):
+    app.config["EVALUAITOR_LLM_BASE_URL"] = None
+    page = open_activity(browser, platform, live_tool)
+    tree = {
+        "base": {
+            "children": [
+                {
+                    "name": "mentions chlorophyll",
+                    "test": {"kind": "contains", "phrases": ["chlorophyll"]},
+                },
+                {"name": "long enough", "test": {"kind": "word_count", "min": 500}},
+            ]
+        }
+    }  # fmt: skip
+    configure(plugin_name="criteria_tree", plugin_params={"tree": tree})
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    state = status(browser, page)
+    assert state["status"] == "graded" and state["score"] == 5
+
+
+def test_broken_activity_settings_fail_with_a_message_for_the_teacher(
+    browser, platform, llm, live_tool
+):
+    page = open_activity(browser, platform, live_tool)
+    configure(plugin_name="criteria", plugin_params={"mode": "telepathy"}, rubric=RUBRIC)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    state = status(browser, page)
+    assert state["status"] == "failed"
+    assert "grading settings need fixing" in state["error"] and "mode" in state["error"]
+    assert llm.requests == []
