@@ -32,7 +32,7 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_LLM_TIMEOUT": 120.0,
     "EVALUAITOR_LLM_MAX_RETRIES": 4,
     "EVALUAITOR_LLM_BACKOFF_BASE": 1.0,
-    "EVALUAITOR_LLM_CONCURRENCY": 4,
+    "EVALUAITOR_LLM_CONCURRENCY": 10,
     # 1: mask e-mails, phone numbers, student ids and the student's name before any model
     # sees the text (prose only; source code is sent as written).
     "EVALUAITOR_MASK_PII": 1,

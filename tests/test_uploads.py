@@ -108,7 +108,7 @@ def test_an_upload_cut_off_half_way_leaves_no_file(app, browser, platform, live_
     page = open_activity(browser, platform, live_tool)
     boundary = "x-boundary"
     head = (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
         'filename="essay.pdf"\r\nContent-Type: application/pdf\r\n\r\n'
     ).encode() + pdf_bytes(padding=300_000)[:200_000]
     address = urlsplit(live_tool)

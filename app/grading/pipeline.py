@@ -22,7 +22,6 @@ submission goes to a teacher without one.
 from __future__ import annotations
 
 import math
-import secrets
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -319,8 +318,7 @@ class Pipeline(GradingPlugin):
         trimmed: dict[str, Any] = {}
 
         def ask(step: str, prompt: _Prompt, model: str | None, json_mode: bool = False) -> str:
-            # A fresh marker per call: the student cannot close a delimiter they cannot see.
-            marker = secrets.token_hex(8)
+            marker = llm.marker(job.text)
             prompt, cuts = _fit(prompt, marker, params)
             estimate = _prompt_tokens(prompt, marker)
             budget[step] = {"prompt_tokens": estimate, "total": estimate + params.reserved_tokens}
