@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from sqlalchemy import select
 from app import create_app
 from app.extensions import db
 from app.grading.offline import grade_command, plugins_command
-from app.models import Deployment, Platform
+from app.models import Activity, Deployment, Platform
 
 
 @click.group(cls=FlaskGroup, create_app=create_app)
@@ -199,6 +200,68 @@ def platform_remove(platform_id: int) -> None:
     db.session.delete(platform)
     db.session.commit()
     click.echo(f"Removed platform {platform_id}.")
+
+
+@cli.group("activity")
+def activity_group() -> None:
+    """See and change how activities are graded."""
+
+
+@activity_group.command("list")
+@with_appcontext
+def activity_list() -> None:
+    activities = db.session.scalars(select(Activity).order_by(Activity.id)).all()
+    if not activities:
+        click.echo("No activities yet: they appear when the LMS first launches one.")
+    for a in activities:
+        click.echo(
+            f"{a.id}\tplatform={a.platform_id}\t{a.title or a.resource_link_id}\t"
+            f"{a.plugin_name}\tmax={a.max_score if a.max_score is not None else '?'}"
+        )
+
+
+@activity_group.command("configure")
+@click.argument("activity_id", type=int)
+@click.option("--plugin", default=None, help="Grading strategy (see `evaluaitor plugins`).")
+@click.option("--params", default=None, help="Strategy settings as a JSON object.")
+@click.option("--rubric", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--instructions", default=None)
+@click.option("--reference", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--model", default=None, help="Model for this activity ('' for the default).")
+@with_appcontext
+def activity_configure(
+    activity_id: int,
+    plugin: str | None,
+    params: str | None,
+    rubric: Path | None,
+    instructions: str | None,
+    reference: Path | None,
+    model: str | None,
+) -> None:
+    """Validate and store an activity's grading settings."""
+    from app.activities import configure
+    from app.grading.offline import read_document
+    from app.grading.registry import PluginError
+    from app.grading.rubric import RubricError, load_rubric
+
+    activity = db.session.get(Activity, activity_id)
+    if activity is None:
+        raise click.ClickException(f"No activity with id {activity_id}.")
+    try:
+        configure(
+            activity,
+            plugin=plugin,
+            params=json.loads(params) if params else None,
+            rubric=load_rubric(rubric) if rubric else None,
+            instructions=instructions,
+            reference_text=read_document(reference) if reference else None,
+            model=model,
+        )
+    except json.JSONDecodeError as exc:
+        raise click.UsageError(f"--params is not valid JSON: {exc}") from exc
+    except (PluginError, RubricError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"Activity {activity.id} grades with {activity.plugin_name}.")
 
 
 cli.add_command(plugins_command)

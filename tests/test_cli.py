@@ -101,3 +101,35 @@ def test_requeue_and_a_real_forking_worker_grade_a_stranded_submission(
     db.session.expire_all()
     assert db.session.query(Submission).one().status == SubmissionStatus.GRADED
     assert platform.grade_for("2")["scoreGiven"] == 6
+
+
+def test_activity_configure_validates_before_storing(
+    invoke, browser, platform, live_tool, tmp_path
+):
+    from app.models import Activity
+
+    open_activity(browser, platform, live_tool)
+    activity_id = str(db.session.query(Activity).one().id)
+    assert "rubric_eval" in invoke("activity", "list").output
+
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text(
+        "criteria:\n  - {name: Accuracy, requirement: Is correct., weight: 10}\n"
+        "  - {name: Copying, requirement: Copies text., weight: -3}\n"
+    )
+    done = invoke(
+        "activity", "configure", activity_id, "--plugin", "criteria",
+        "--params", '{"mode": "one_shot"}', "--rubric", str(rubric),
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    db.session.expire_all()
+    activity = db.session.query(Activity).one()
+    assert activity.plugin_name == "criteria" and activity.plugin_params == {"mode": "one_shot"}
+    assert [c["weight"] for c in activity.rubric["criteria"]] == [10, -3]
+
+    refused = invoke("activity", "configure", activity_id, "--params", '{"mode": "guess"}')
+    assert refused.exit_code == 1 and "mode" in refused.output
+    unknown = invoke("activity", "configure", activity_id, "--plugin", "magic")
+    assert unknown.exit_code == 1 and "no grading strategy named 'magic'" in unknown.output
+    db.session.expire_all()
+    assert db.session.query(Activity).one().plugin_params == {"mode": "one_shot"}

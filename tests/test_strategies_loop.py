@@ -83,3 +83,20 @@ def test_broken_activity_settings_fail_with_a_message_for_the_teacher(
     assert state["status"] == "failed"
     assert "grading settings need fixing" in state["error"] and "mode" in state["error"]
     assert llm.requests == []
+
+
+def test_tree_file_tests_see_the_submitted_file(app, browser, platform, live_tool):
+    app.config["EVALUAITOR_LLM_BASE_URL"] = None
+    page = open_activity(browser, platform, live_tool)
+    tree = {
+        "base": {
+            "children": [
+                {"name": "a Python file", "test": {"kind": "file_present", "pattern": "*.py"}},
+                {"name": "defines main", "test": {"kind": "regex", "pattern": "def main"}},
+            ]
+        }
+    }
+    configure(plugin_name="criteria_tree", plugin_params={"tree": tree})
+    upload(browser, page, "solution.py", b"def main():\n    print(sum(range(101)))\n")
+    run_jobs()
+    assert status(browser, page)["score"] == 10

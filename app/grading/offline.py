@@ -16,7 +16,7 @@ from flask.cli import with_appcontext
 
 from app.extract import ExtractionError, extract, sniff
 from app.grading import registry, runner
-from app.grading.base import Outcome
+from app.grading.base import InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, load_rubric
 from app.llm import LLMError, LLMNotConfiguredError
@@ -65,7 +65,10 @@ def grade_command(
         raise click.UsageError(str(exc)) from exc
     except json.JSONDecodeError as exc:
         raise click.UsageError(f"--params is not valid JSON: {exc}") from exc
-    reference_text = _read_reference(reference) if reference else ""
+    try:
+        reference_text = read_document(reference) if reference else ""
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     config = current_app.config
 
     def grade_one(path: Path) -> dict[str, Any]:
@@ -101,7 +104,8 @@ def grade_file(path: Path, job: runner.Job, config: Any, *, force: bool) -> dict
         return line | _failed(f"Cannot read the file: {exc.strerror}")
     except ExtractionError as exc:
         return line | _failed(exc.user_message)
-    job = replace(job, text=text, kind=kind.value)
+    document = InputFile(path.name, kind.value, text, path)
+    job = replace(job, text=text, kind=kind.value, files=(document,))
     try:
         with llm_session(config, model=job.model, force=force) as llm:
             result = runner.grade(job, llm, lambda *_: None)
@@ -137,10 +141,13 @@ def _failed(message: str) -> dict[str, Any]:
     }
 
 
-def _read_reference(path: Path) -> str:
+def read_document(path: Path) -> str:
+    """The text of a teacher's document (reference material); ValueError says why not."""
     try:
         with path.open("rb") as handle:
             kind = sniff(path.name, handle.read(64 * 1024))
         return extract(path, kind).text
-    except (OSError, ExtractionError) as exc:
-        raise click.UsageError(f"Cannot use the reference material {path.name}: {exc}") from exc
+    except OSError as exc:
+        raise ValueError(f"Cannot read {path.name}: {exc.strerror}") from exc
+    except ExtractionError as exc:
+        raise ValueError(f"Cannot use {path.name}: {exc.user_message}") from exc

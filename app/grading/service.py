@@ -18,7 +18,7 @@ from app.errors import QueueUnavailable
 from app.extensions import db
 from app.extract import ExtractionError, Kind, extract
 from app.grading import registry, runner
-from app.grading.base import GradingResult, Outcome
+from app.grading.base import GradingResult, InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, parse_rubric
 from app.jobs import queue
@@ -66,10 +66,14 @@ def _grade(submission: Submission) -> None:
     total = OWN_STEPS + registry.get(activity.plugin_name).steps
     _progress(submission, 1, total, "Reading your file")
     if submission.extracted_text is None:
-        path = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
-        submission.extracted_text = extract(path, Kind(submission.kind)).text
+        stored = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
+        submission.extracted_text = extract(stored, Kind(submission.kind)).text
         db.session.commit()
     passback.sync_max_score(activity)
+    path = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
+    document = InputFile(
+        submission.original_filename, submission.kind, submission.extracted_text, path
+    )
     job = runner.Job(
         plugin=activity.plugin_name,
         params=activity.plugin_params,
@@ -80,6 +84,7 @@ def _grade(submission: Submission) -> None:
         max_score=activity.max_score,
         rubric=parse_rubric(activity.rubric) if activity.rubric else None,
         reference=activity.reference_text,
+        files=(document,),
         model=activity.model or current_app.config["EVALUAITOR_LLM_MODEL"],
         names=[submission.user.name],
         mask_pii=current_app.config["EVALUAITOR_MASK_PII"],

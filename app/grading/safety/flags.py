@@ -1,0 +1,137 @@
+"""Flags for the teacher: where a submission tries to instruct the grader, hides text, or
+grades itself. Flags never edit the text; ``strip_invisible`` is the one edit, and it only
+removes characters a person cannot see.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.grading.safety.folding import _Folded
+from app.grading.safety.patterns import (
+    _BIDI,
+    _BLANK_RUN,
+    _CLAUSE_START,
+    _DISCUSSION,
+    _INVISIBLE,
+    _LONG_BLANK,
+    _LOOKALIKES,
+    _PHRASES,
+    _TAG_RUN,
+    _TAG_TO_ASCII,
+    _ZERO_WIDTH,
+)
+
+MAX_FLAGS = 20  # a teacher reads them; past this the submission is clearly hostile anyway
+_PER_PATTERN = 5  # distinct hits kept per pattern, so one repeated trick cannot hide the others
+
+
+@dataclass(frozen=True)
+class SafetyFlag:
+    code: str  # "PromptInjection", "HiddenText" or "ScoreClaim"
+    message: str  # for the teacher
+    evidence: str  # the matched snippet, shortened, invisible characters shown as <U+200B>
+
+
+def strip_invisible(text: str) -> str:
+    """The text without zero-width, bidi and tag characters: what the model is sent."""
+    return _INVISIBLE.sub("", text)
+
+
+def inspect(text: str) -> list[SafetyFlag]:
+    """Flags for the teacher, at most ``MAX_FLAGS``, one per distinct evidence; never edits."""
+    found: dict[tuple[str, str], SafetyFlag] = {}
+    for flag in _flags(text):
+        found.setdefault((flag.code, flag.evidence.casefold()), flag)
+        if len(found) == MAX_FLAGS:
+            break
+    return list(found.values())
+
+
+def _flags(text: str) -> Iterator[SafetyFlag]:
+    hidden = " ".join(_TAG_RUN.findall(text)).translate(_TAG_TO_ASCII)
+    yield from _hidden_text(text, hidden)
+    yield from _phrases(text, hidden=False)
+    if hidden.strip():
+        yield from _phrases(hidden, hidden=True)
+
+
+def _hidden_text(text: str, tag_text: str) -> Iterator[SafetyFlag]:
+    removed = " They are removed before grading."
+    for pattern, what in (
+        (_ZERO_WIDTH, "zero-width character(s) that can split words so that filters miss them"),
+        (_BIDI, "bidirectional control character(s) that make text show in another order"),
+    ):
+        if first := pattern.search(text):
+            count = pattern.subn("", text)[1]
+            snippet = text[max(0, first.start() - 30) : first.end() + 30]
+            yield SafetyFlag("HiddenText", f"{count} {what}.{removed}", _render(snippet))
+    if tag_text.strip():
+        message = "Unicode tag characters hide text that a model can read but a person cannot."
+        yield SafetyFlag("HiddenText", message + removed, _render(tag_text))
+    for m in _BLANK_RUN.finditer(text):
+        run = m.group()
+        if run.count("\n") >= 100 or len(run) - run.rfind("\n") - 1 >= 200:
+            message = "Text is pushed out of view by a long run of blank space; the model reads it."
+            yield SafetyFlag("HiddenText", message, _render(text[m.start() : m.end() + 80]))
+            return
+
+
+def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
+    folded = _Folded(text)
+    discussed = not hidden and _DISCUSSION.search(folded.text) is not None
+    for code, label, pattern in _PHRASES:
+        seen: set[str] = set()
+        for m in pattern.finditer(folded.text):
+            key = " ".join(m.group().split())
+            if key in seen:
+                continue
+            seen.add(key)
+            original = text[folded.orig(m.start()) : folded.orig(m.end())]
+            disguised = _disguised(original)
+            if code == "ScoreClaim":
+                message = f"Text that {label}; an AI grader may take it as its verdict."
+            elif (
+                hidden
+                or disguised
+                or not (discussed or _quoted_or_mid_sentence(folded.text, m.start()))
+            ):
+                message = f"The submission seems to {label}. Check the grade by hand."
+            else:
+                message = (
+                    f"Text that could {label}. It may be a quotation or part of a discussion "
+                    "(e.g. an essay on AI safety) rather than an attack; check it in context."
+                )
+            if disguised:
+                message += " It is disguised with invisible, lookalike or stylised characters."
+            yield SafetyFlag(code, ("Hidden text: " if hidden else "") + message, _render(original))
+            if len(seen) == _PER_PATTERN:
+                break
+
+
+def _quoted_or_mid_sentence(folded: str, start: int) -> bool:
+    line = folded[max(folded.rfind("\n", 0, start) + 1, start - 200) : start]
+    if line.count('"') % 2 or line.count("`") % 2:
+        return True
+    return _CLAUSE_START.search(line) is None
+
+
+def _disguised(original: str) -> bool:
+    """Invisible characters, or letters that only look Latin (Cyrillic "о", fullwidth "ｉ")."""
+    return _INVISIBLE.search(original) is not None or any(
+        c.isalpha()
+        and not c.isascii()
+        and (
+            unicodedata.normalize("NFKC", c) != c
+            or c.casefold().translate(_LOOKALIKES) != c.casefold()
+        )
+        for c in original
+    )
+
+
+def _render(snippet: str, limit: int = 120) -> str:
+    shown = _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", snippet[: 4 * limit])
+    shown = " ".join(_LONG_BLANK.sub(lambda m: f" <{len(m.group())} blanks> ", shown).split())
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
