@@ -14,7 +14,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.grading.prompts import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
     from app.grading.rubric import Rubric
@@ -33,6 +35,15 @@ class PluginParams(BaseModel):
     """Base of every plugin's parameter schema: unknown keys are mistakes, not extras."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelParams(PluginParams):
+    """Settings every strategy that sends the submission to a model shares."""
+
+    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature (low: steady).")
+    max_chars: int = Field(
+        DEFAULT_MAX_CHARS, ge=1000, le=1_000_000, description="Longer submissions are cut."
+    )
 
 
 @dataclass(frozen=True)

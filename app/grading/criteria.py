@@ -24,12 +24,12 @@ from app.grading.base import (
     GradingInput,
     GradingPlugin,
     GradingResult,
+    ModelParams,
     Outcome,
-    PluginParams,
     Progress,
 )
 from app.grading.length_penalty import LengthPenalty
-from app.grading.prompts import DATA_RULES, DEFAULT_MAX_CHARS, clip, fence
+from app.grading.prompts import DATA_RULES, clip, fence
 from app.grading.rubric import Criterion, Rubric
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
@@ -96,7 +96,7 @@ UNREAD_REASON = "The grader's reply could not be read."
 DONE_WELL, MISSING, PROBLEMS = "What the work does well", "What is missing", "Problems found"
 
 
-class CriteriaParams(PluginParams):
+class CriteriaParams(ModelParams):
     mode: Literal["per_criterion", "one_shot", "holistic"] = Field(
         "per_criterion",
         description="per_criterion: one model call per criterion (most accurate); one_shot: "
@@ -118,10 +118,6 @@ class CriteriaParams(PluginParams):
     )
     length_penalty: LengthPenalty | None = Field(
         None, description="Deduction for submissions longer than a free budget."
-    )
-    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature.")
-    max_chars: int = Field(
-        DEFAULT_MAX_CHARS, ge=1000, le=1_000_000, description="Longer submissions are cut."
     )
 
 

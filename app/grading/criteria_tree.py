@@ -38,8 +38,8 @@ from app.grading.base import (
     GradingInput,
     GradingPlugin,
     GradingResult,
+    ModelParams,
     Outcome,
-    PluginParams,
     Progress,
 )
 from app.grading.tree import ai
@@ -52,15 +52,10 @@ DEFAULT_MAX_CHARS = 60_000
 BRANCH_TITLES = {"base": "Criteria", "bonus": "Bonus", "penalty": "Penalties"}
 
 
-class CriteriaTreeParams(PluginParams):
+class CriteriaTreeParams(ModelParams):
+    """``max_chars`` also bounds what regular expressions scan."""
+
     tree: Tree = Field(description="The weighted criteria and the test of each.")
-    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature of AI tests.")
-    max_chars: int = Field(
-        DEFAULT_MAX_CHARS,
-        ge=1000,
-        le=1_000_000,
-        description="Longer texts are cut for the model and for regular expressions.",
-    )
 
 
 class CriteriaTree(GradingPlugin):

@@ -15,11 +15,11 @@ from app.grading.base import (
     GradingInput,
     GradingPlugin,
     GradingResult,
+    ModelParams,
     Outcome,
-    PluginParams,
     Progress,
 )
-from app.grading.prompts import DATA_RULES, DEFAULT_MAX_CHARS, clip, fence
+from app.grading.prompts import DATA_RULES, clip, fence
 from app.grading.scores import read_score
 from app.llm.session import LLMSession
 
@@ -48,11 +48,7 @@ def _format_number(value: float) -> str:
     return f"{value:g}"
 
 
-class RubricEvalParams(PluginParams):
-    max_chars: int = Field(
-        DEFAULT_MAX_CHARS, ge=1000, le=1_000_000, description="Longer submissions are cut."
-    )
-    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature.")
+class RubricEvalParams(ModelParams):
     max_tokens: int | None = Field(None, ge=16, le=32_000, description="Reply length cap.")
 
 
