@@ -47,8 +47,6 @@ from app.grading.tree.model import Check, CheckContext, Leaf, LeafResult, Tree
 from app.grading.tree.scoring import TreeScore, leaf_points, score_tree
 from app.llm.session import LLMSession
 
-DEFAULT_MAX_CHARS = 60_000
-
 BRANCH_TITLES = {"base": "Criteria", "bonus": "Bonus", "penalty": "Penalties"}
 
 
