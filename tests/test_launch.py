@@ -146,3 +146,22 @@ def test_platform_key_rotation_is_picked_up(browser, platform, live_tool):
     assert launch_page(browser, platform, live_tool).status_code == 200  # JWKS now cached
     platform.rotate_key()  # the old key is gone from the platform's JWKS
     assert launch_page(browser, platform, live_tool).status_code == 200
+
+
+def test_pages_link_back_to_the_course(browser, platform, live_tool):
+    page = launch_page(browser, platform, live_tool)
+    assert f'href="{platform.url}/mod/lti/return.php?course=' in page.text
+    assert 'target="_top"' in page.text
+
+
+def test_a_hostile_return_url_is_not_linked(browser, platform, live_tool):
+    presentation = {"document_target": "iframe", "return_url": "javascript:alert(1)"}
+    page = launch_page(
+        browser,
+        platform,
+        live_tool,
+        extra_claims={
+            "https://purl.imsglobal.org/spec/lti/claim/launch_presentation": presentation
+        },
+    )
+    assert "javascript:" not in page.text and "Back to the course" not in page.text

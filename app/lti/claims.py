@@ -8,7 +8,6 @@ DEPLOYMENT_ID = _LTI + "deployment_id"
 RESOURCE_LINK = _LTI + "resource_link"
 CONTEXT = _LTI + "context"
 ROLES = _LTI + "roles"
-CUSTOM = _LTI + "custom"
 LAUNCH_PRESENTATION = _LTI + "launch_presentation"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 

@@ -47,6 +47,7 @@ def _dir_stamp(key_dir: Path) -> tuple:
 
 @lru_cache(maxsize=8)
 def _load_keys(key_dir: Path, stamp: tuple) -> list[ToolKey]:
+    """Parse the key files once per directory state; ``stamp`` is only the cache key."""
     paths = sorted(key_dir.glob("*.pem"), key=lambda p: (p.stat().st_mtime_ns, p.name))
     return [_read_key(p) for p in paths]
 

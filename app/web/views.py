@@ -38,7 +38,7 @@ def activity(token: str):
     session = load(token)
     activity = db.session.get(Activity, session.activity_id)
     if session.is_staff:
-        return _teacher_page(token, activity)
+        return _teacher_page(token, session, activity)
     return _student_page(token, session, activity)
 
 
@@ -144,6 +144,11 @@ def retry_push(token: str, push_id: int):
 # -- helpers -----------------------------------------------------------------------------
 
 
+def _safe_return_url(url: str | None) -> str | None:
+    """The LMS's return URL, only if it is an http(s) address (never ``javascript:``)."""
+    return url if url and url.startswith(("https://", "http://")) else None
+
+
 def _staff_session(token: str) -> LaunchSession:
     session = load(token)
     if not session.is_staff:
@@ -172,6 +177,7 @@ def _student_page(
     return render_template(
         "student.html",
         token=token,
+        return_url=_safe_return_url(session.return_url),
         activity=activity,
         latest=history[0] if history else None,
         history=history,
@@ -181,7 +187,7 @@ def _student_page(
     )
 
 
-def _teacher_page(token: str, activity: Activity):
+def _teacher_page(token: str, session: LaunchSession, activity: Activity):
     rows = db.session.execute(
         select(Submission, LtiUser)
         .join(LtiUser, Submission.user_id == LtiUser.id)
@@ -195,6 +201,7 @@ def _teacher_page(token: str, activity: Activity):
     return render_template(
         "teacher.html",
         token=token,
+        return_url=_safe_return_url(session.return_url),
         activity=activity,
         rows=rows,
         last_push=last_push,
