@@ -95,10 +95,11 @@ def register_builtin() -> None:
         return
     from app.grading.criteria import Criteria
     from app.grading.criteria_tree import CriteriaTree
+    from app.grading.ensemble import Ensemble
     from app.grading.pipeline import Pipeline
     from app.grading.rubric_eval import RubricEval
 
     _builtin_loaded = True
-    for plugin in (RubricEval(), Criteria(), Pipeline(), CriteriaTree()):
+    for plugin in (RubricEval(), Criteria(), Pipeline(), CriteriaTree(), Ensemble()):
         if plugin.name not in _plugins:
             register(plugin)

@@ -1,0 +1,295 @@
+"""``ensemble``: two or more grader models, each asked twice (direct and reverse framing),
+reconciled by agreement bands, then capped by static policy checks.
+
+Reconciliation (thresholds are parameters; defaults from the design seed, on 0..100):
+
+- each model's total is the mean of its direct and reverse runs; a model whose two runs
+  differ by more than ``swing`` (15) is less trusted: its lower run stands and it is flagged;
+- between models, spread ≤ ``agree`` (5): the rounded mean; ≤ ``disagree`` (15): the lowest;
+  beyond: the lowest plus an ``Instability`` flag;
+- when a policy check fired, the lowest model total is used whatever the band;
+- caps come last: the runner limits the score to the lowest cap of the flags.
+
+Feedback lists policy violations with their fix, then issues every model raised, then the
+rest labelled by model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.grading.base import (
+    Flag,
+    GradingInput,
+    GradingPlugin,
+    GradingResult,
+    ModelParams,
+    Outcome,
+    Progress,
+)
+from app.grading.prompts import DATA_RULES, clip, fence
+from app.llm.jsonreply import parse_json_reply
+from app.llm.session import LLMSession
+
+
+class Category(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=100)
+    points: float = Field(gt=0)
+
+
+DEFAULT_CATEGORIES = (
+    Category(name="Syntax & Compilation", points=25),
+    Category(name="Logic & Correctness", points=25),
+    Category(name="Output & Functionality", points=25),
+    Category(name="Style & Documentation", points=25),
+)
+
+
+class EnsembleParams(ModelParams):
+    models: tuple[str, ...] = Field(
+        (), description="Grader models; empty means the activity's model, asked as two graders."
+    )
+    categories: tuple[Category, ...] = Field(DEFAULT_CATEGORIES, min_length=1, max_length=12)
+    reverse: bool = Field(True, description="Also ask with the reverse framing (stability).")
+    policy: str | None = Field(None, description="A policy pack, e.g. 'sumcalc'.")
+    agree: float = Field(5, ge=0, description="Spread (points of 100) to average within.")
+    disagree: float = Field(15, ge=0, description="Spread beyond which grades are unstable.")
+    swing: float = Field(15, ge=0, description="Direct/reverse gap that lowers a model's trust.")
+    temperature: float = Field(0.1, ge=0, le=0.2, description="At most 0.2: graders must agree.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> EnsembleParams:
+        if self.agree > self.disagree:
+            raise ValueError("agree must not be larger than disagree")
+        return self
+
+
+@dataclass
+class Run:
+    """One model's answer to one framing, on 0..100."""
+
+    model: str
+    framing: str
+    total: float
+    categories: dict[str, float]
+    issues: list[str]
+    reply: str
+
+
+SYSTEM = f"""\
+You grade one student's program against a rubric. Follow the rubric exactly, do not \
+speculate, and answer with JSON only.
+
+{DATA_RULES}"""
+
+DIRECT = """\
+Assignment:
+{instructions}
+
+Rubric categories (points): {categories}
+
+{fenced}
+
+Score each category, then list the concrete issues you found (each one line, citing the \
+code). Reply as JSON: {{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
+
+REVERSE = """\
+{fenced}
+
+Rubric categories (points): {categories}
+
+Assignment:
+{instructions}
+
+Start from full marks in every category and deduct only for problems you can point to in \
+the code. Reply as JSON: {{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
+
+
+class Ensemble(GradingPlugin):
+    name: ClassVar[str] = "ensemble"
+    description: ClassVar[str] = (
+        "Two or more grader models, each asked twice; their totals are reconciled by "
+        "agreement bands and capped by static policy checks."
+    )
+    version: ClassVar[str] = "0.1.0"
+    file_types: ClassVar[tuple[str, ...]] = ("code", "text", "markdown", "pdf", "docx")
+    steps: ClassVar[int] = 3
+    Params = EnsembleParams
+
+    def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
+        params: EnsembleParams = job.params  # type: ignore[assignment]
+        progress(1, self.steps, "Checking the program against the rules")
+        policy_flags = _policy_flags(params.policy, job)
+        if not llm.is_configured:
+            return _without_models(job, policy_flags)
+        progress(2, self.steps, "Asking the grader models")
+        runs = _ask_all(job, params, llm)
+        progress(3, self.steps, "Reconciling the grades")
+        return _reconcile(job, params, runs, policy_flags)
+
+
+def _policy_flags(pack: str | None, job: GradingInput) -> list[Flag]:
+    if not pack:
+        return []
+    from app.policy import PolicyContext, run_pack
+
+    sources = {f.name: f.text for f in job.files} or {job.filename: job.text}
+    findings = run_pack(pack, PolicyContext(sources=sources, language=None))
+    return [Flag(f.code, f"{f.message} Fix: {f.fix}", cap=f.cap) for f in findings]
+
+
+def _without_models(job: GradingInput, flags: list[Flag]) -> GradingResult:
+    note = "Model grading was skipped: no language model is configured."
+    lines = [f"- **{flag.code}**: {flag.message}" for flag in flags] or ["- No rule was broken."]
+    return GradingResult(
+        outcome=Outcome.NEEDS_REVIEW,
+        score=None,
+        scale=job.max_score,
+        feedback="\n".join(["### Rules", *lines, "", note]),
+        flags=[*flags, Flag("ModelsSkipped", note)],
+        error=note,
+    )
+
+
+def _ask_all(job: GradingInput, params: EnsembleParams, llm: LLMSession) -> list[Run]:
+    models = list(params.models) or [job.model or "", job.model or ""]
+    framings = ["direct", "reverse"] if params.reverse else ["direct"]
+    text, _ = clip(job.text, params.max_chars)
+    categories = ", ".join(f"{c.name} ({c.points:g})" for c in params.categories)
+    fenced = fence(text, llm.marker(text))
+    instructions = job.instructions.strip() or "(no instructions were given)"
+
+    def ask(task: tuple[int, str]) -> Run:
+        index, framing = task
+        template = DIRECT if framing == "direct" else REVERSE
+        completion = llm.complete(
+            [
+                {"role": "system", "content": SYSTEM.format(marker=llm.marker(text))},
+                {
+                    "role": "user",
+                    "content": template.format(
+                        instructions=instructions, categories=categories, fenced=fenced
+                    ),
+                },
+            ],
+            model=models[index] or None,
+            temperature=params.temperature,
+            json_mode=True,
+        )
+        label = f"grader {index + 1}" if len(set(models)) < len(models) else models[index]
+        return _parse_run(label, framing, completion.content, params.categories)
+
+    return llm.map(ask, [(i, f) for i in range(len(models)) for f in framings])
+
+
+def _parse_run(model: str, framing: str, reply: str, categories: tuple[Category, ...]) -> Run:
+    """A run's scores; a reply that cannot be read counts as no run (total -1 is filtered)."""
+    try:
+        data = parse_json_reply(reply)
+        given = data["categories"]
+        scores = {c.name: float(given[c.name]) for c in categories}
+    except (ValueError, KeyError, TypeError):
+        return Run(model, framing, -1, {}, [], reply)
+    if any(not 0 <= scores[c.name] <= c.points for c in categories):
+        return Run(model, framing, -1, {}, [], reply)
+    total = 100 * sum(scores.values()) / sum(c.points for c in categories)
+    issues = [str(i).strip() for i in data.get("issues") or [] if str(i).strip()]
+    return Run(model, framing, total, scores, issues, reply)
+
+
+def _reconcile(
+    job: GradingInput, params: EnsembleParams, runs: list[Run], policy_flags: list[Flag]
+) -> GradingResult:
+    flags = list(policy_flags)
+    totals: dict[str, float] = {}
+    for model in dict.fromkeys(r.model for r in runs):
+        usable = [r.total for r in runs if r.model == model and r.total >= 0]
+        if not usable:
+            continue
+        if max(usable) - min(usable) > params.swing:
+            totals[model] = min(usable)
+            flags.append(
+                Flag(
+                    "UnstableGrader",
+                    f"{model} changed its grade by more than "
+                    f"{params.swing:g} points between framings.",
+                )
+            )
+        else:
+            totals[model] = sum(usable) / len(usable)
+    provenance: dict[str, Any] = {
+        "runs": [
+            {
+                "model": r.model,
+                "framing": r.framing,
+                "total": r.total if r.total >= 0 else None,
+                "categories": r.categories,
+            }
+            for r in runs
+        ],
+        "model_totals": totals,
+    }
+    raw = [r.reply for r in runs]
+    if len(totals) < 2:
+        message = "Fewer than two graders gave a readable grade; a teacher needs to grade this."
+        return GradingResult(
+            Outcome.NEEDS_REVIEW,
+            None,
+            job.max_score,
+            message,
+            raw,
+            flags=flags,
+            provenance=provenance,
+            error=message,
+        )
+    spread = max(totals.values()) - min(totals.values())
+    if policy_flags:
+        band, final = "policy", min(totals.values())
+    elif spread <= params.agree:
+        band, final = "agree", round(sum(totals.values()) / len(totals))
+    elif spread <= params.disagree:
+        band, final = "disagree", min(totals.values())
+    else:
+        band, final = "unstable", min(totals.values())
+        flags.append(Flag("Instability", f"The graders differ by {spread:.0f} points."))
+    provenance |= {"band": band, "spread": spread}
+    return GradingResult(
+        outcome=Outcome.GRADED,
+        score=final / 100 * job.max_score,
+        scale=job.max_score,
+        feedback=_feedback(policy_flags, runs),
+        raw_replies=raw,
+        flags=flags,
+        provenance=provenance,
+    )
+
+
+def _feedback(policy_flags: list[Flag], runs: list[Run]) -> str:
+    """Policy violations first, then issues every model raised, then the rest by model."""
+    by_model: dict[str, dict[str, str]] = {}
+    for run in runs:
+        for issue in run.issues:
+            by_model.setdefault(run.model, {}).setdefault(_key(issue), issue)
+    shared = set.intersection(*(set(issues) for issues in by_model.values())) if by_model else set()
+    sections = []
+    if policy_flags:
+        sections += ["### Must fix", *(f"- **{f.code}**: {f.message}" for f in policy_flags), ""]
+    if shared:
+        first = next(iter(by_model.values()))
+        sections += ["### Both graders noted", *(f"- {first[k]}" for k in sorted(shared)), ""]
+    for model, issues in by_model.items():
+        own = [text for key, text in issues.items() if key not in shared]
+        if own:
+            sections += [f"### Also noted by {model}", *(f"- {text}" for text in own), ""]
+    return "\n".join(sections).strip() or "No issues were reported."
+
+
+def _key(issue: str) -> str:
+    """Issues are the same when their words are (case, punctuation and spacing aside)."""
+    return " ".join(re.findall(r"\w+", issue.lower()))

@@ -1,0 +1,122 @@
+"""The ensemble's arithmetic (bands, swings, caps) and its calls, against a scripted server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.grading import registry, runner
+from app.grading.base import GradingInput
+from app.grading.ensemble import Ensemble
+from app.llm.session import LLMSession
+
+CODE = "public class SumCalculator { public static void main(String[] a) { } }"
+CATEGORIES = ["Syntax & Compilation", "Logic & Correctness", "Output & Functionality",
+              "Style & Documentation"]  # fmt: skip
+
+
+def scores(total: float, issues: list[str]) -> str:
+    """A reply spreading ``total`` (of 100) evenly over the four 25-point categories."""
+    return json.dumps({"categories": {c: total / 4 for c in CATEGORIES}, "issues": issues})
+
+
+def graders(table: dict[tuple[str, str], str]):
+    """Answer by (model, framing); the reverse framing asks to start from full marks."""
+
+    def answer(request: dict) -> str:
+        framing = (
+            "reverse" if "Start from full marks" in request["messages"][1]["content"] else "direct"
+        )
+        return table[(request["model"], framing)]
+
+    return answer
+
+
+def grade(session: LLMSession, **params) -> object:
+    plugin = Ensemble()
+    job = GradingInput(
+        text=CODE,
+        filename="SumCalculator.java",
+        instructions="Print the sum of 1..100.",
+        max_score=10,
+        params=registry.validate_params(plugin, {"models": ["g", "e"], **params}),
+    )
+    return plugin.grade(job, session, lambda *_: None)
+
+
+@pytest.mark.parametrize(
+    ("g", "e", "band", "score", "unstable"),
+    [
+        (80, 84, "agree", 8.2, False),  # |g-e| <= 5 -> rounded mean 82
+        (80, 92, "disagree", 8.0, False),  # <= 15 -> the lower
+        (60, 90, "unstable", 6.0, True),  # > 15 -> the lower, flagged
+    ],
+)
+def test_agreement_bands(fake_llm, session, g, e, band, score, unstable):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(g, []), ("g", "reverse"): scores(g, []),
+        ("e", "direct"): scores(e, []), ("e", "reverse"): scores(e, []),
+    }))  # fmt: skip
+    result = grade(session)
+    assert result.provenance["band"] == band
+    assert result.score == pytest.approx(score)
+    assert ("Instability" in {f.code for f in result.flags}) is unstable
+    assert len(fake_llm.requests) == 4
+
+
+def test_a_swinging_grader_is_trusted_less(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(90, []), ("g", "reverse"): scores(70, []),
+        ("e", "direct"): scores(72, []), ("e", "reverse"): scores(72, []),
+    }))  # fmt: skip
+    result = grade(session)
+    assert result.provenance["model_totals"]["g"] == 70  # its lower run, not the mean 80
+    assert "UnstableGrader" in {f.code for f in result.flags}
+    assert result.provenance["band"] == "agree" and result.score == pytest.approx(7.1)
+
+
+def test_without_reverse_each_model_is_asked_once(fake_llm, session):
+    fake_llm.set_default(
+        graders({("g", "direct"): scores(80, []), ("e", "direct"): scores(80, [])})
+    )
+    grade(session, reverse=False)
+    assert sorted(r["model"] for r in fake_llm.requests) == ["e", "g"]
+
+
+def test_feedback_puts_shared_issues_before_model_specific_ones(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(80, ["No comments.", "Loop bound is 99."]),
+        ("g", "reverse"): scores(80, []),
+        ("e", "direct"): scores(80, ["no comments", "Variable names are unclear."]),
+        ("e", "reverse"): scores(80, []),
+    }))  # fmt: skip
+    feedback = grade(session).feedback
+    assert feedback.index("Both graders noted") < feedback.index("Also noted by g")
+    assert feedback.count("comments") == 1  # deduplicated across graders
+    assert "Loop bound is 99." in feedback and "Variable names are unclear." in feedback
+
+
+def test_unreadable_graders_send_the_work_to_a_teacher(fake_llm, session):
+    fake_llm.set_default("I would give it an 8.")
+    result = grade(session)
+    assert result.outcome.value == "needs_review" and result.score is None
+
+
+def test_without_a_model_the_ensemble_says_grading_was_skipped():
+    plugin = Ensemble()
+    job = runner.Job(
+        plugin="ensemble", text=CODE, filename="SumCalculator.java", kind="code",
+        instructions="", max_score=10, params={"models": ["g", "e"]},
+    )  # fmt: skip
+    result = runner.grade(job, LLMSession(None), lambda *_: None)
+    assert result.outcome.value == "needs_review"
+    assert "Model grading was skipped" in result.feedback
+    assert plugin.name == "ensemble"
+
+
+def test_thresholds_are_checked():
+    with pytest.raises(registry.InvalidParams, match="agree"):
+        registry.validate_params(Ensemble(), {"agree": 20, "disagree": 10})
+    with pytest.raises(registry.InvalidParams, match="temperature"):
+        registry.validate_params(Ensemble(), {"temperature": 0.7})
