@@ -84,7 +84,8 @@ class CriterionResult:
 
 @dataclass
 class Flag:
-    """Something a teacher should know; ``cap`` (0..1 of the maximum) limits the score."""
+    """Something a teacher should know; ``cap`` (percent of the maximum, 0..100, as the
+    design seed writes caps) limits the score."""
 
     code: str
     message: str

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.grading.base import (
     Flag,
@@ -34,6 +35,8 @@ from app.grading.base import (
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
+from app.policy import PolicyContext, run_pack
+from app.policy.rules import PolicyError, get_pack
 
 
 class Category(BaseModel):
@@ -62,6 +65,16 @@ class EnsembleParams(ModelParams):
     disagree: float = Field(15, ge=0, description="Spread beyond which grades are unstable.")
     swing: float = Field(15, ge=0, description="Direct/reverse gap that lowers a model's trust.")
     temperature: float = Field(0.1, ge=0, le=0.2, description="At most 0.2: graders must agree.")
+
+    @field_validator("policy")
+    @classmethod
+    def _known_pack(cls, name: str | None) -> str | None:
+        if name is not None:
+            try:
+                get_pack(name)
+            except PolicyError as exc:
+                raise ValueError(str(exc)) from exc
+        return name
 
     @model_validator(mode="after")
     def _ordered(self) -> EnsembleParams:
@@ -135,13 +148,24 @@ class Ensemble(GradingPlugin):
 
 
 def _policy_flags(pack: str | None, job: GradingInput) -> list[Flag]:
+    """The pack's findings as capping flags, each with its fix and where it was seen."""
     if not pack:
         return []
-    from app.policy import PolicyContext, run_pack
-
     sources = {f.name: f.text for f in job.files} or {job.filename: job.text}
-    findings = run_pack(pack, PolicyContext(sources=sources, language=None))
-    return [Flag(f.code, f"{f.message} Fix: {f.fix}", cap=f.cap) for f in findings]
+    language = _LANGUAGES.get(Path(job.filename).suffix.lower(), "")
+    findings = run_pack(pack, PolicyContext(sources=sources, language=language))
+    flags = []
+    for finding in findings:
+        where = "; ".join(
+            f"{e.source}:{e.line}: {e.snippet}" if e.line else f"{e.source}: {e.snippet}"
+            for e in finding.evidence[:3]
+        )
+        message = f"{finding.message} Fix: {finding.fix}" + (f" (seen at {where})" if where else "")
+        flags.append(Flag(finding.code, message, cap=round(finding.cap * 100, 2)))
+    return flags
+
+
+_LANGUAGES = {".java": "java", ".py": "python", ".c": "c", ".cpp": "cpp", ".js": "javascript"}
 
 
 def _without_models(job: GradingInput, flags: list[Flag]) -> GradingResult:

@@ -91,11 +91,11 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
 
 
 def _apply_caps(result: GradingResult) -> None:
-    """The lowest cap of any flag limits the score (caps are fractions of the scale)."""
+    """The lowest cap of any flag limits the score (caps are percentages of the scale)."""
     caps = [f.cap for f in result.flags if f.cap is not None]
     if not caps or result.score is None or not result.scale:
         return
-    ceiling = min(caps) * result.scale
+    ceiling = min(caps) / 100 * result.scale
     if result.score > ceiling:
         result.provenance["capped_from"] = result.score
         result.score = ceiling

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,52 @@ def test_thresholds_are_checked():
         registry.validate_params(Ensemble(), {"agree": 20, "disagree": 10})
     with pytest.raises(registry.InvalidParams, match="temperature"):
         registry.validate_params(Ensemble(), {"temperature": 0.7})
+
+
+JAVA = Path(__file__).parent.parent / "policy" / "java"
+
+
+def java_job(name: str, **params) -> runner.Job:
+    return runner.Job(
+        plugin="ensemble",
+        text=(JAVA / name).read_text(),
+        filename="SumCalculator.java",
+        kind="code",
+        instructions="Print the sum of 1..100.",
+        max_score=100,
+        params={"models": ["g", "e"], "policy": "sumcalc", **params},
+    )
+
+
+def test_policy_caps_come_last_and_use_the_lower_grader(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
+        ("e", "direct"): scores(70, []), ("e", "reverse"): scores(70, []),
+    }))  # fmt: skip
+    result = runner.grade(java_job("hardcoded_literal.java"), session, lambda *_: None)
+    assert [(f.code, f.cap) for f in result.flags if f.cap] == [("HardcodedOnly", 25)]
+    assert result.provenance["band"] == "policy"
+    assert result.provenance["capped_from"] == 70  # min(g, e) first, then the cap
+    assert result.score == 25
+    assert result.feedback.startswith("### Must fix\n- **HardcodedOnly**")
+
+
+def test_a_correct_program_is_not_capped(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(92, []), ("g", "reverse"): scores(92, []),
+        ("e", "direct"): scores(90, []), ("e", "reverse"): scores(90, []),
+    }))  # fmt: skip
+    result = runner.grade(java_job("correct_for.java"), session, lambda *_: None)
+    assert not [f for f in result.flags if f.cap]
+    assert result.score == 91
+
+
+def test_without_a_model_the_detectors_still_run():
+    result = runner.grade(java_job("even_step.java"), LLMSession(None), lambda *_: None)
+    assert "EvenOnly" in {f.code for f in result.flags}
+    assert "Model grading was skipped" in result.feedback
+
+
+def test_an_unknown_policy_pack_is_a_configuration_error():
+    with pytest.raises(registry.InvalidParams, match="no policy pack named 'nope'"):
+        registry.validate_params(Ensemble(), {"policy": "nope"})

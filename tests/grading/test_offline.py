@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -114,3 +115,21 @@ def test_plugins_lists_strategies_with_their_parameters(run):
     assert "rubric_eval" in described
     schema = described["rubric_eval"]["parameters"]
     assert schema["properties"]["max_chars"]["default"] == 60000
+
+
+def test_ensemble_prints_policy_flags_even_without_a_model(tmp_path):
+    java = Path(__file__).parent.parent / "policy" / "java" / "hardcoded_literal.java"
+    target = tmp_path / "SumCalculator.java"
+    target.write_text(java.read_text())
+    app = create_app({"EVALUAITOR_LLM_BASE_URL": None})
+    result = CliRunner().invoke(
+        cli,
+        ["grade", str(target), "--plugin", "ensemble", "--params", '{"policy": "sumcalc"}'],
+        obj=ScriptInfo(create_app=lambda: app),
+    )
+    line = json.loads(result.output.strip().splitlines()[-1])
+    assert {k: v for k, v in line["flags"][0].items() if k in ("code", "cap")} == {
+        "code": "HardcodedOnly",
+        "cap": 25,
+    }
+    assert "Model grading was skipped" in line["feedback"]

@@ -70,7 +70,7 @@ def test_the_lowest_cap_limits_the_score():
         score=9,
         scale=10,
         feedback="",
-        flags=[Flag("EvenOnly", "", cap=0.55), Flag("HardcodedOnly", "", cap=0.25)],
+        flags=[Flag("EvenOnly", "", cap=55), Flag("HardcodedOnly", "", cap=25)],
     )
     runner._apply_caps(result)
     assert result.score == 2.5 and result.provenance["capped_from"] == 9

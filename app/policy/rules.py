@@ -1,0 +1,172 @@
+"""Static policy rules: deterministic checks that cap a submission's total score.
+
+A *rule* has a code, a message for the student, a fix hint and a cap. **A cap is a fraction of
+the maximum score** (0 < cap <= 1): a cap of 0.25 means "the total may not exceed 25% of the
+points", which is 25 on the seed's 0..100 scale. Rules are grouped in named *packs* (one per kind
+of task); an activity picks a pack and may override caps or switch rules off.
+
+Rules are conservative: a check that cannot be sure returns no evidence, and no evidence means no
+finding. When several rules fire, the strictest (lowest) cap applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+
+class PolicyError(Exception):
+    """A policy configuration problem, with a message fit for a teacher."""
+
+
+class UnknownPack(PolicyError):
+    pass
+
+
+class DuplicatePack(PolicyError):
+    pass
+
+
+class InvalidRuleConfig(PolicyError):
+    pass
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a rule saw the problem: a file and line, or the program output (line None)."""
+
+    source: str
+    line: int | None
+    snippet: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    fix: str
+    cap: float
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """Everything a rule may look at: the files, and the code judge's verdict when it ran."""
+
+    sources: Mapping[str, str]
+    language: str
+    program_output: str | None = None
+    compile_ok: bool | None = None
+
+
+Check = Callable[[PolicyContext], Sequence[Evidence]]
+
+
+def _validate_cap(code: str, cap: float) -> None:
+    if isinstance(cap, bool) or not isinstance(cap, int | float) or not 0 < cap <= 1:
+        raise InvalidRuleConfig(
+            f"The cap of rule {code} must be a fraction of the maximum score between 0 and 1 "
+            f"(0.25 means 25%), not {cap!r}."
+        )
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    message: str
+    fix: str
+    cap: float
+    check: Check = field(repr=False)
+
+    def __post_init__(self) -> None:
+        _validate_cap(self.code, self.cap)
+
+    def detect(self, context: PolicyContext) -> Finding | None:
+        evidence = tuple(self.check(context))
+        if not evidence:
+            return None
+        return Finding(self.code, self.message, self.fix, self.cap, evidence)
+
+
+@dataclass(frozen=True)
+class Pack:
+    name: str
+    language: str
+    description: str
+    rules: tuple[Rule, ...]
+
+    def configured(
+        self, caps: Mapping[str, float] | None = None, disabled: Collection[str] = ()
+    ) -> tuple[Rule, ...]:
+        """The pack's rules with an activity's cap overrides applied and disabled rules left out."""
+        caps = dict(caps or {})
+        known = {rule.code for rule in self.rules}
+        unknown = sorted((set(caps) | set(disabled)) - known)
+        if unknown:
+            raise InvalidRuleConfig(
+                f"The policy pack {self.name!r} has no rule {', '.join(unknown)}. "
+                f"Known: {', '.join(sorted(known))}."
+            )
+        return tuple(
+            replace(rule, cap=caps[rule.code]) if rule.code in caps else rule
+            for rule in self.rules
+            if rule.code not in disabled
+        )
+
+
+_packs: dict[str, Pack] = {}
+_builtin_loaded = False
+
+
+def register_pack(pack: Pack) -> None:
+    if pack.name in _packs:
+        raise DuplicatePack(f"a policy pack named {pack.name!r} is already registered")
+    _packs[pack.name] = pack
+
+
+def _register_builtin() -> None:
+    global _builtin_loaded
+    if _builtin_loaded:
+        return
+    _builtin_loaded = True
+    from app.policy import sumcalc
+
+    register_pack(sumcalc.PACK)
+
+
+def get_pack(name: str) -> Pack:
+    _register_builtin()
+    try:
+        return _packs[name]
+    except KeyError:
+        known = ", ".join(sorted(_packs))
+        raise UnknownPack(f"There is no policy pack named {name!r}. Known: {known}.") from None
+
+
+def pack_names() -> list[str]:
+    _register_builtin()
+    return sorted(_packs)
+
+
+def run_pack(
+    name: str,
+    context: PolicyContext,
+    *,
+    caps: Mapping[str, float] | None = None,
+    disabled: Collection[str] = (),
+) -> list[Finding]:
+    """Findings of every enabled rule, strictest cap first.
+
+    A submission in another language than the pack's gets no findings: the rules cannot read it.
+    """
+    pack = get_pack(name)
+    rules = pack.configured(caps, disabled)
+    if context.language.lower() != pack.language:
+        return []
+    findings = [f for rule in rules if (f := rule.detect(context)) is not None]
+    return sorted(findings, key=lambda f: (f.cap, f.code))
+
+
+def strictest_cap(findings: Sequence[Finding]) -> float | None:
+    """The cap that applies to the total (lowest of all findings), or None when nothing fired."""
+    return min((f.cap for f in findings), default=None)

@@ -1,0 +1,11 @@
+// expect: none
+public class SumCalculator {
+    public static void main(String[] args) {
+        int sum = 0;
+        for (int i = 1; i < 100; i++) {
+            sum += i;
+        }
+        sum += 100;
+        System.out.println(sum);
+    }
+}

@@ -1,0 +1,12 @@
+// expect: none
+public class SumCalculator {
+    public static void main(String[] args) {
+        int sum = 0;
+        int i = 1;
+        while (i <= 100) {
+            sum = sum + i;
+            i++;
+        }
+        System.out.println(sum);
+    }
+}

@@ -1,0 +1,12 @@
+// expect: EvenOnly
+public class SumCalculator {
+    public static void main(String[] args) {
+        int sum = 0;
+        int i = 1;
+        while (i <= 100) {
+            sum += i;
+            i = i + 2;
+        }
+        System.out.println(sum);
+    }
+}

@@ -1,0 +1,12 @@
+// expect: OffByOne
+public class SumCalculator {
+    public static void main(String[] args) {
+        int sum = 0;
+        int i = 1;
+        while (i <= 99) {
+            sum += i;
+            i++;
+        }
+        System.out.println(sum);
+    }
+}

@@ -1,0 +1,8 @@
+// expect: OffByOne
+public class SumCalculator {
+    public static void main(String[] args) {
+        int sum = 0;
+        for (int i = 0; i < 100; i++) sum += i;
+        System.out.println(sum);
+    }
+}

@@ -1,0 +1,8 @@
+// expect: PrintInLoop
+public class SumCalculator {
+    public static void main(String[] args) {
+        int sum = 0;
+        for (int i = 1; i <= 100; i++)
+            System.out.println(sum += i);
+    }
+}
