@@ -18,6 +18,9 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 
+# The code judge runs student programs inside bubblewrap (Debian's package).
+bash scripts/install-sandbox.sh || echo "warning: bubblewrap is missing; the code judge cannot run" >&2
+
 stamp=.venv/.evaluaitor-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then

@@ -1,0 +1,1 @@
+"""Sandboxed code judge: compile and run student programs against teacher test cases."""

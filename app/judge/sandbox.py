@@ -1,0 +1,359 @@
+"""Run one untrusted command under bubblewrap with resource limits (model: docs/sandbox.md).
+
+The sandbox sees only the system toolchains (read-only), a work directory mounted at /sandbox
+(writable only for the compile step), a small private tmpfs at /tmp, and fresh /proc and /dev.
+No network, no view of other processes, no application files. Limits are rlimits set before
+bwrap starts (inherited by everything inside) plus a wall clock and an output cap that this
+process enforces by killing bwrap, which takes the whole pid namespace down with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import secrets
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Stopped = Literal["ok", "timeout", "memory", "output_limit", "signal"]
+
+SANDBOX_DIR = "/sandbox"
+MIB = 1024 * 1024
+
+# Read-only views of the host: the toolchains and what their loaders and launchers read.
+# Deliberately absent: /home, /root, /work, /srv, /var, /run, /etc (except the lines below).
+_RO_BINDS = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/java-17-openjdk")
+_ROOT_SYMLINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+# How runtimes say they ran out of memory when an allocation hits RLIMIT_AS.
+_MEMORY_MARKERS = (
+    b"MemoryError",
+    b"java.lang.OutOfMemoryError",
+    b"std::bad_alloc",
+    b"heap out of memory",
+    b"Cannot allocate memory",
+    b"failed to map segment",
+    b"Could not reserve enough space",
+)
+
+# Every run gets its own host uid, so RLIMIT_NPROC (counted per real uid) caps this run alone
+# and two runs cannot signal or ptrace each other.
+_UID_BASE = 1_000_000
+_UID_SPAN = 1_000_000
+# After a kill, how long bwrap may take to see its namespace empty before we kill it too.
+_REAP_SECONDS = 5.0
+
+
+class SandboxUnavailable(RuntimeError):
+    """bwrap is missing: run scripts/install-sandbox.sh rather than judging unconfined."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run limits. memory_bytes is the address-space cap (RLIMIT_AS)."""
+
+    wall_seconds: float = 5.0
+    cpu_seconds: int = 5
+    memory_bytes: int = 256 * MIB
+    max_processes: int = 32
+    output_bytes: int = 64 * 1024
+    file_bytes: int = 16 * MIB
+    open_files: int = 64
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """What happened. exit_code is None when the run was killed or died from a signal."""
+
+    stopped: Stopped
+    exit_code: int | None
+    signal: int | None
+    stdout: bytes
+    stderr: bytes
+    wall_seconds: float
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+
+def bwrap_path() -> str:
+    """Locate bwrap or refuse: judging without isolation is never a silent fallback."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed: scripts/install-sandbox.sh")
+    return path
+
+
+def bwrap_argv(
+    argv: Sequence[str],
+    workdir: Path,
+    limits: Limits,
+    *,
+    writable: bool = False,
+    info_fd: int | None = None,
+) -> list[str]:
+    """The bwrap command line that isolates argv; workdir appears at /sandbox."""
+    cmd = [
+        bwrap_path(),
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--hostname",
+        "sandbox",
+    ]
+    if info_fd is not None:
+        cmd += ["--info-fd", str(info_fd)]
+    for path in _RO_BINDS:
+        cmd += ["--ro-bind-try", path, path]
+    for name in _ROOT_SYMLINKS:
+        if Path("/", name).is_symlink():
+            cmd += ["--symlink", os.readlink(Path("/", name)), f"/{name}"]
+        elif Path("/", name).is_dir():
+            cmd += ["--ro-bind", f"/{name}", f"/{name}"]
+    cmd += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(limits.file_bytes),
+        "--tmpfs",
+        "/tmp",
+        "--bind" if writable else "--ro-bind",
+        str(workdir),
+        SANDBOX_DIR,
+        "--remount-ro",
+        "/",
+        "--chdir",
+        SANDBOX_DIR,
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/local/bin:/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "TMPDIR",
+        "/tmp",
+        "--",
+        *argv,
+    ]
+    return cmd
+
+
+def _preexec(limits: Limits, uid: int | None, nproc_base: int) -> None:
+    """In the forked child before exec: set rlimits, then drop to the run's own uid."""
+    cpu = max(1, int(limits.cpu_seconds))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    nproc = nproc_base + limits.max_processes
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+
+def _own_process_count() -> int:
+    """Processes of our uid: without root, RLIMIT_NPROC counts them against the sandbox too."""
+    me = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == me
+            except FileNotFoundError:
+                continue
+    return count
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    workdir: Path,
+    *,
+    stdin: bytes = b"",
+    limits: Limits | None = None,
+    writable: bool = False,
+) -> SandboxResult:
+    """Run argv inside the sandbox with workdir at /sandbox (read-only unless writable)."""
+    limits = limits or Limits()
+    workdir = Path(workdir).resolve()
+    if os.geteuid() == 0:
+        _check_reachable(workdir)
+        uid: int | None = _UID_BASE + secrets.randbelow(_UID_SPAN)
+        nproc_base = 0
+        _chown_tree(workdir, uid)
+    else:
+        uid, nproc_base = None, _own_process_count()
+    info_read, info_write = os.pipe()
+    try:
+        cmd = bwrap_argv(argv, workdir, limits, writable=writable, info_fd=info_write)
+        proc = _start(cmd, stdin, limits, uid, nproc_base, info_write)
+    finally:
+        os.close(info_write)
+    started = time.monotonic()
+    try:
+        init_pid = _read_child_pid(info_read)
+        out, err, killed_for = _collect(
+            proc, init_pid, started + limits.wall_seconds, limits.output_bytes
+        )
+    except BaseException:
+        _kill(proc, None)
+        raise
+    finally:
+        os.close(info_read)
+    try:
+        code = proc.wait(timeout=_REAP_SECONDS)
+    except subprocess.TimeoutExpired:
+        _kill(proc, None)
+        code = proc.wait()
+    return _result(code, out, err, killed_for, time.monotonic() - started, limits)
+
+
+def _start(
+    cmd: list[str],
+    stdin: bytes,
+    limits: Limits,
+    uid: int | None,
+    nproc_base: int,
+    info_fd: int,
+) -> subprocess.Popen[bytes]:
+    """Start bwrap in its own process group with stdin from a file (no writer thread needed)."""
+    with tempfile.TemporaryFile() as stdin_file:
+        stdin_file.write(stdin)
+        stdin_file.seek(0)
+        return subprocess.Popen(
+            cmd,
+            stdin=stdin_file,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(info_fd,),
+            start_new_session=True,
+            preexec_fn=lambda: _preexec(limits, uid, nproc_base),
+        )
+
+
+def _read_child_pid(fd: int) -> int | None:
+    """bwrap's --info-fd JSON names the host pid of the namespace's init; None if bwrap failed
+    before writing it (the fd then reaches EOF)."""
+    data = b""
+    while chunk := os.read(fd, 4096):
+        data += chunk
+        with contextlib.suppress(ValueError):
+            return int(json.loads(data)["child-pid"])
+    return None
+
+
+def _check_reachable(workdir: Path) -> None:
+    """bwrap runs as the run's uid, so every parent of workdir must be searchable by others
+    (true of the default temporary directory, not of e.g. pytest's 0700 tmp_path)."""
+    for parent in workdir.parents:
+        if not parent.stat().st_mode & stat.S_IXOTH:
+            raise ValueError(f"{parent} is not searchable by others; use tempfile.mkdtemp()")
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    """Hand the work directory to the run's uid so bwrap (unprivileged) can mount and use it."""
+    os.chown(root, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
+
+
+def _kill(proc: subprocess.Popen[bytes], init_pid: int | None) -> None:
+    """Kill the namespace's init: the kernel then kills everything in the pid namespace and
+    bwrap, which waits for it, exits once all are gone. Killing bwrap itself is the fallback
+    (--die-with-parent then kills init, but asynchronously)."""
+    if init_pid is not None and proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(init_pid, signal.SIGKILL)
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], init_pid: int | None, deadline: float, cap: int
+) -> tuple[bytes, bytes, Stopped | None]:
+    """Read both pipes until EOF, the deadline, or a stream passing cap bytes; kill on either."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    buffers = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    killed_for: Stopped | None = None
+    with selectors.DefaultSelector() as sel:
+        for stream in (proc.stdout, proc.stderr):
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map() and killed_for is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                killed_for = "timeout"
+                break
+            for key, _ in sel.select(timeout=remaining):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buffers[key.fd] += chunk
+                if len(buffers[key.fd]) > cap:
+                    killed_for = "output_limit"
+    if killed_for:
+        _kill(proc, init_pid)
+    proc.stdout.close()
+    proc.stderr.close()
+    return bytes(out), bytes(err), killed_for
+
+
+def _result(
+    code: int,
+    out: bytes,
+    err: bytes,
+    killed_for: Stopped | None,
+    wall: float,
+    limits: Limits,
+) -> SandboxResult:
+    """Classify the end of a run. bwrap reports a child killed by signal N as exit 128+N."""
+    sig = -code if code < 0 else (code - 128 if code > 128 else None)
+    stopped: Stopped
+    if killed_for:
+        stopped = killed_for
+    elif sig == signal.SIGXCPU:
+        stopped = "timeout"
+    elif code != 0 and any(marker in err for marker in _MEMORY_MARKERS):
+        stopped = "memory"
+    elif sig is not None:
+        stopped = "signal"
+    else:
+        stopped = "ok"
+    return SandboxResult(
+        stopped=stopped,
+        exit_code=None if killed_for or sig is not None else code,
+        signal=sig,
+        stdout=out[: limits.output_bytes],
+        stderr=err[: limits.output_bytes],
+        wall_seconds=wall,
+        stdout_truncated=len(out) > limits.output_bytes,
+        stderr_truncated=len(err) > limits.output_bytes,
+    )

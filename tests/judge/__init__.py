@@ -1,0 +1,1 @@
+"""Tests of the sandboxed code judge (real processes under bubblewrap)."""
