@@ -32,7 +32,8 @@ SANDBOX_DIR = "/sandbox"
 MIB = 1024 * 1024
 
 # Read-only views of the host: the toolchains and what their loaders and launchers read.
-# Deliberately absent: /home, /root, /work, /srv, /var, /run, /etc (except the lines below).
+# Deliberately absent: /home, /root, /srv, /var, /run, the application's own directory, and
+# /etc (except the lines below).
 _RO_BINDS = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/java-17-openjdk")
 _ROOT_SYMLINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
