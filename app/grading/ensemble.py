@@ -32,7 +32,11 @@ from app.grading.base import (
     Outcome,
     Progress,
 )
+from app.grading.code_judge import JudgeSettings, run_judge
+from app.grading.code_judge import feedback as judge_feedback
 from app.grading.prompts import DATA_RULES, clip, fence
+from app.judge.languages import UnsupportedLanguage
+from app.judge.runner import JudgeReport
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
 from app.policy import PolicyContext, run_pack
@@ -54,7 +58,7 @@ DEFAULT_CATEGORIES = (
 )
 
 
-class EnsembleParams(ModelParams):
+class EnsembleParams(ModelParams, JudgeSettings):
     models: tuple[str, ...] = Field(
         (), description="Grader models; empty means the activity's model, asked as two graders."
     )
@@ -137,23 +141,46 @@ class Ensemble(GradingPlugin):
 
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: EnsembleParams = job.params  # type: ignore[assignment]
-        progress(1, self.steps, "Checking the program against the rules")
-        policy_flags = _policy_flags(params.policy, job)
+        progress(1, self.steps, "Running the program and checking it against the rules")
+        report = _judge(job, params)
+        policy_flags = _policy_flags(params.policy, job, report)
         if not llm.is_configured:
-            return _without_models(job, policy_flags)
-        progress(2, self.steps, "Asking the grader models")
-        runs = _ask_all(job, params, llm)
-        progress(3, self.steps, "Reconciling the grades")
-        return _reconcile(job, params, runs, policy_flags)
+            result = _without_models(job, policy_flags)
+        else:
+            progress(2, self.steps, "Asking the grader models")
+            runs = _ask_all(job, params, llm, report)
+            progress(3, self.steps, "Reconciling the grades")
+            result = _reconcile(job, params, runs, policy_flags)
+        if report is not None:
+            result.provenance["judge"] = report.to_dict()
+            result.feedback += "\n\n### Automatic tests\n" + judge_feedback(report)
+        return result
 
 
-def _policy_flags(pack: str | None, job: GradingInput) -> list[Flag]:
-    """The pack's findings as capping flags, each with its fix and where it was seen."""
+def _judge(job: GradingInput, params: EnsembleParams) -> JudgeReport | None:
+    """Run the teacher's tests when there are any and the file is a program."""
+    if not params.tests:
+        return None
+    try:
+        return run_judge(job, params)
+    except UnsupportedLanguage:
+        return None
+
+
+def _policy_flags(pack: str | None, job: GradingInput, report: JudgeReport | None) -> list[Flag]:
+    """The pack's findings as capping flags, each with its fix and where it was seen. The
+    judge's verdict (did it compile, what it printed) lets rules confirm what they suspect."""
     if not pack:
         return []
     sources = {f.name: f.text for f in job.files} or {job.filename: job.text}
     language = _LANGUAGES.get(Path(job.filename).suffix.lower(), "")
-    findings = run_pack(pack, PolicyContext(sources=sources, language=language))
+    context = PolicyContext(
+        sources=sources,
+        language=language,
+        program_output="\n".join(t.stdout for t in report.tests) if report else None,
+        compile_ok=report.compiled if report else None,
+    )
+    findings = run_pack(pack, context)
     flags = []
     for finding in findings:
         where = "; ".join(
@@ -181,13 +208,18 @@ def _without_models(job: GradingInput, flags: list[Flag]) -> GradingResult:
     )
 
 
-def _ask_all(job: GradingInput, params: EnsembleParams, llm: LLMSession) -> list[Run]:
+def _ask_all(
+    job: GradingInput, params: EnsembleParams, llm: LLMSession, report: JudgeReport | None
+) -> list[Run]:
     models = list(params.models) or [job.model or "", job.model or ""]
     framings = ["direct", "reverse"] if params.reverse else ["direct"]
     text, _ = clip(job.text, params.max_chars)
     categories = ", ".join(f"{c.name} ({c.points:g})" for c in params.categories)
     fenced = fence(text, llm.marker(text))
     instructions = job.instructions.strip() or "(no instructions were given)"
+    if report is not None:
+        instructions += "\n\nResults of running the program on the teacher's tests:\n"
+        instructions += judge_feedback(report)
 
     def ask(task: tuple[int, str]) -> Run:
         index, framing = task

@@ -93,6 +93,7 @@ def register_builtin() -> None:
     global _builtin_loaded
     if _builtin_loaded:
         return
+    from app.grading.code_judge import CodeJudge
     from app.grading.criteria import Criteria
     from app.grading.criteria_tree import CriteriaTree
     from app.grading.ensemble import Ensemble
@@ -100,6 +101,7 @@ def register_builtin() -> None:
     from app.grading.rubric_eval import RubricEval
 
     _builtin_loaded = True
-    for plugin in (RubricEval(), Criteria(), Pipeline(), CriteriaTree(), Ensemble()):
+    builtin = (RubricEval(), Criteria(), Pipeline(), CriteriaTree(), Ensemble(), CodeJudge())
+    for plugin in builtin:
         if plugin.name not in _plugins:
             register(plugin)

@@ -170,3 +170,31 @@ def test_without_a_model_the_detectors_still_run():
 def test_an_unknown_policy_pack_is_a_configuration_error():
     with pytest.raises(registry.InvalidParams, match="no policy pack named 'nope'"):
         registry.validate_params(Ensemble(), {"policy": "nope"})
+
+
+SUM_TEST = [{"name": "prints the sum", "expected_stdout": "5050"}]
+
+
+def test_the_judge_runs_first_and_feeds_rules_and_graders(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
+        ("e", "direct"): scores(80, []), ("e", "reverse"): scores(80, []),
+    }))  # fmt: skip
+    result = runner.grade(
+        java_job("hardcoded_literal.java", tests=SUM_TEST), session, lambda *_: None
+    )
+    assert result.provenance["judge"]["tests"][0]["status"] == "passed"
+    hardcoded = next(f for f in result.flags if f.code == "HardcodedOnly")
+    assert "program output" in hardcoded.message  # the judge's output confirmed it
+    assert "1 of 1 tests passed" in fake_llm.requests[0]["messages"][1]["content"]
+    assert result.score == 25 and "### Automatic tests" in result.feedback
+
+
+def test_a_program_that_does_not_compile_is_capped_by_the_judge(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(60, []), ("g", "reverse"): scores(60, []),
+        ("e", "direct"): scores(60, []), ("e", "reverse"): scores(60, []),
+    }))  # fmt: skip
+    result = runner.grade(java_job("compile_error.java", tests=SUM_TEST), session, lambda *_: None)
+    assert ("CompileError", 25) in [(f.code, f.cap) for f in result.flags]
+    assert result.score == 25

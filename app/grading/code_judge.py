@@ -1,0 +1,122 @@
+"""``code_judge``: compile and run the student's program against the teacher's tests in the
+sandbox (:mod:`app.judge`); the score is the weighted share of tests passed. No model."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, field_validator
+
+from app.grading.base import (
+    CriterionResult,
+    GradingInput,
+    GradingPlugin,
+    GradingResult,
+    Outcome,
+    PluginParams,
+    Progress,
+)
+from app.judge import runner as judge_runner
+from app.judge.languages import LANGUAGES, UnsupportedLanguage
+from app.judge.spec import LimitsSpec, TestSpec
+from app.llm.session import LLMSession
+
+STATUS_TEXT = {
+    "passed": "passed",
+    "wrong_answer": "wrong output",
+    "compile_error": "did not compile",
+    "runtime_error": "crashed",
+    "timeout": "ran out of time",
+    "memory_limit": "used too much memory",
+    "output_limit": "printed too much",
+}
+
+
+class JudgeSettings(PluginParams):
+    """What the judge needs; also part of the ensemble's settings."""
+
+    tests: tuple[TestSpec, ...] = Field((), max_length=200)
+    language: str | None = Field(None, description="e.g. java, python, c, cpp, javascript.")
+    limits: LimitsSpec = LimitsSpec()
+    entry: str | None = Field(None, description="Main file or Java main class, if not found.")
+    harness: dict[str, str] = Field(
+        default_factory=dict, description="Teacher files added next to the student's."
+    )
+
+    @field_validator("language")
+    @classmethod
+    def _known(cls, language: str | None) -> str | None:
+        if language is not None and language.lower() not in LANGUAGES:
+            raise ValueError(f"unknown language; known: {', '.join(sorted(LANGUAGES))}")
+        return language
+
+
+class CodeJudgeParams(JudgeSettings):
+    tests: tuple[TestSpec, ...] = Field(min_length=1, max_length=200)
+
+
+def run_judge(job: GradingInput, params: JudgeSettings) -> judge_runner.JudgeReport:
+    """The submission's files (or its main text), plus the teacher's harness, judged."""
+    files: dict[str, str] = {f.name: f.text for f in job.files} or {job.filename: job.text}
+    files |= params.harness
+    return judge_runner.judge(
+        files,
+        params.language,
+        [test.to_case() for test in params.tests],
+        params.limits.to_limits(),
+        entry=params.entry,
+    )
+
+
+class CodeJudge(GradingPlugin):
+    name: ClassVar[str] = "code_judge"
+    description: ClassVar[str] = (
+        "Compiles and runs the program in a sandbox against the teacher's tests; the score "
+        "is the weighted share of tests passed."
+    )
+    version: ClassVar[str] = "1.0.0"
+    file_types: ClassVar[tuple[str, ...]] = ("code",)
+    steps: ClassVar[int] = 1
+    needs_llm: ClassVar[bool] = False
+    Params = CodeJudgeParams
+
+    def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
+        params: CodeJudgeParams = job.params  # type: ignore[assignment]
+        progress(1, self.steps, "Running your program against the tests")
+        try:
+            report = run_judge(job, params)
+        except UnsupportedLanguage as exc:
+            message = f"This submission is not a program this activity can run ({exc})."
+            return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
+        return GradingResult(
+            outcome=Outcome.GRADED,
+            score=report.fraction * job.max_score,
+            scale=job.max_score,
+            feedback=feedback(report),
+            criteria=[
+                CriterionResult(
+                    name=t.name,
+                    score=t.score,
+                    max=t.weight,
+                    verdict=t.status,
+                    reason=t.message or STATUS_TEXT.get(t.status, t.status),
+                    evidence=t.stdout[:300],
+                )
+                for t in report.tests
+            ],
+            provenance={"judge": report.to_dict()},
+        )
+
+
+def feedback(report: judge_runner.JudgeReport) -> str:
+    """Markdown for the student: what compiled, which tests passed, why others failed."""
+    passed = sum(t.status == "passed" for t in report.tests)
+    lines = [f"**{passed} of {len(report.tests)} tests passed.**", ""]
+    if not report.compiled:
+        lines += ["The program did not compile:", "", "```", report.compile_output.strip(), "```"]
+        return "\n".join(lines)
+    for test in report.tests:
+        mark = "✓" if test.status == "passed" else "✗"
+        detail = f": {test.message}" if test.message and test.status != "passed" else ""
+        lines.append(f"- {mark} {test.name} — {STATUS_TEXT.get(test.status, test.status)}{detail}")
+    return "\n".join(lines)
