@@ -3,8 +3,9 @@ reconciled by agreement bands, then capped by static policy checks.
 
 Reconciliation (thresholds are parameters; defaults from the design seed, on 0..100):
 
-- each model's total is the mean of its direct and reverse runs; a model whose two runs
-  differ by more than ``swing`` (15) is less trusted: its lower run stands and it is flagged;
+- each model's total is the mean of its direct and reverse runs (and of its revised grade
+  after the optional mutual-critique round); a model whose direct and reverse runs differ by
+  more than ``swing`` (15) is less trusted: its lower run stands and it is flagged;
 - between models, spread ≤ ``agree`` (5): the rounded mean; ≤ ``disagree`` (15): the lowest;
   beyond: the lowest plus an ``Instability`` flag;
 - when a policy check fired, the lowest model total is used whatever the band;
@@ -64,6 +65,9 @@ class EnsembleParams(ModelParams, JudgeSettings):
     )
     categories: tuple[Category, ...] = Field(DEFAULT_CATEGORIES, min_length=1, max_length=12)
     reverse: bool = Field(True, description="Also ask with the reverse framing (stability).")
+    critique: bool = Field(
+        False, description="Mutual critique: each grader sees the others' grades and may revise."
+    )
     policy: str | None = Field(None, description="A policy pack, e.g. 'sumcalc'.")
     agree: float = Field(5, ge=0, description="Spread (points of 100) to average within.")
     disagree: float = Field(15, ge=0, description="Spread beyond which grades are unstable.")
@@ -126,6 +130,23 @@ Assignment:
 
 Start from full marks in every category and deduct only for problems you can point to in \
 the code. Reply as JSON: {{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
+
+
+CRITIQUE = """\
+Assignment:
+{instructions}
+
+Rubric categories (points): {categories}
+
+{fenced}
+
+Your earlier grade: {own}
+The other graders' grades and issues:
+{others}
+
+Check their reasoning against the code. Keep your grade or revise it where they found \
+something real that you missed, or where you were wrong. Reply as JSON: \
+{{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
 
 
 class Ensemble(GradingPlugin):
@@ -221,27 +242,57 @@ def _ask_all(
         instructions += "\n\nResults of running the program on the teacher's tests:\n"
         instructions += judge_feedback(report)
 
-    def ask(task: tuple[int, str]) -> Run:
-        index, framing = task
-        template = DIRECT if framing == "direct" else REVERSE
+    labels = [
+        f"grader {i + 1}" if len(set(models)) < len(models) else model
+        for i, model in enumerate(models)
+    ]
+
+    def ask(index: int, framing: str, prompt: str) -> Run:
         completion = llm.complete(
             [
                 {"role": "system", "content": SYSTEM.format(marker=llm.marker(text))},
-                {
-                    "role": "user",
-                    "content": template.format(
-                        instructions=instructions, categories=categories, fenced=fenced
-                    ),
-                },
+                {"role": "user", "content": prompt},
             ],
             model=models[index] or None,
             temperature=params.temperature,
             json_mode=True,
         )
-        label = f"grader {index + 1}" if len(set(models)) < len(models) else models[index]
-        return _parse_run(label, framing, completion.content, params.categories)
+        return _parse_run(labels[index], framing, completion.content, params.categories)
 
-    return llm.map(ask, [(i, f) for i in range(len(models)) for f in framings])
+    def first_round(task: tuple[int, str]) -> Run:
+        index, framing = task
+        template = DIRECT if framing == "direct" else REVERSE
+        prompt = template.format(instructions=instructions, categories=categories, fenced=fenced)
+        return ask(index, framing, prompt)
+
+    runs = llm.map(first_round, [(i, f) for i in range(len(models)) for f in framings])
+    if not params.critique:
+        return runs
+
+    def critique(index: int) -> Run:
+        prompt = CRITIQUE.format(
+            instructions=instructions,
+            categories=categories,
+            fenced=fenced,
+            own=_summary([r for r in runs if r.model == labels[index]]),
+            others="\n".join(
+                f"- {label}: {_summary([r for r in runs if r.model == label])}"
+                for label in dict.fromkeys(labels)
+                if label != labels[index]
+            ),
+        )
+        return ask(index, "critique", prompt)
+
+    return runs + llm.map(critique, range(len(models)))
+
+
+def _summary(runs: list[Run]) -> str:
+    usable = [r for r in runs if r.total >= 0]
+    if not usable:
+        return "no readable grade"
+    issues = list(dict.fromkeys(i for r in usable for i in r.issues))[:8]
+    total = sum(r.total for r in usable) / len(usable)
+    return f"{total:.0f}/100" + (f"; issues: {'; '.join(issues)}" if issues else "")
 
 
 def _parse_run(model: str, framing: str, reply: str, categories: tuple[Category, ...]) -> Run:
@@ -266,10 +317,13 @@ def _reconcile(
     totals: dict[str, float] = {}
     for model in dict.fromkeys(r.model for r in runs):
         usable = [r.total for r in runs if r.model == model and r.total >= 0]
+        framed = [
+            r.total for r in runs if r.model == model and r.total >= 0 and r.framing != "critique"
+        ]
         if not usable:
             continue
-        if max(usable) - min(usable) > params.swing:
-            totals[model] = min(usable)
+        if framed and max(framed) - min(framed) > params.swing:
+            totals[model] = min(framed)
             flags.append(
                 Flag(
                     "UnstableGrader",

@@ -198,3 +198,23 @@ def test_a_program_that_does_not_compile_is_capped_by_the_judge(fake_llm, sessio
     result = runner.grade(java_job("compile_error.java", tests=SUM_TEST), session, lambda *_: None)
     assert ("CompileError", 25) in [(f.code, f.cap) for f in result.flags]
     assert result.score == 25
+
+
+def test_mutual_critique_shows_each_grader_the_others_and_counts_the_revision(fake_llm, session):
+    def answer(request: dict) -> str:
+        prompt = request["messages"][1]["content"]
+        if "The other graders' grades" in prompt:
+            return scores(70 if request["model"] == "g" else 74, [])  # both move closer
+        return scores(90 if request["model"] == "g" else 60, ["Loop bound."])
+
+    fake_llm.set_default(answer)
+    result = grade(session, critique=True)
+    critiques = [r for r in fake_llm.requests if "other graders" in r["messages"][1]["content"]]
+    assert len(fake_llm.requests) == 6 and len(critiques) == 2
+    g_prompt = next(r for r in critiques if r["model"] == "g")["messages"][1]["content"]
+    assert (
+        "- e: 60/100; issues: Loop bound." in g_prompt and "Your earlier grade: 90/100" in g_prompt
+    )
+    totals = result.provenance["model_totals"]
+    assert totals["g"] == pytest.approx((90 + 90 + 70) / 3)
+    assert totals["e"] == pytest.approx((60 + 60 + 74) / 3)
