@@ -11,6 +11,9 @@ from app.grading import registry
 from app.grading.rubric import Rubric
 from app.models import Activity
 
+#: When grades reach students and the gradebook (see app.grading.service).
+RELEASE_POLICIES = ("auto", "hold_flagged", "hold_all")
+
 
 def configure(
     activity: Activity,
@@ -21,11 +24,15 @@ def configure(
     instructions: str | None = None,
     reference_text: str | None = None,
     model: str | None = None,
+    release_policy: str | None = None,
 ) -> Activity:
     """Validate and store new settings; nothing is stored if anything is invalid.
 
-    Raises registry.PluginError (unknown strategy, bad parameters) with the reason.
+    Raises registry.PluginError (unknown strategy, bad parameters) or ValueError (unknown
+    release policy) with the reason.
     """
+    if release_policy is not None and release_policy not in RELEASE_POLICIES:
+        raise ValueError(f"release policy must be one of: {', '.join(RELEASE_POLICIES)}")
     strategy = registry.get(plugin or activity.plugin_name)
     chosen = params if params is not None else activity.plugin_params
     validated = registry.validate_params(strategy, chosen)
@@ -39,5 +46,7 @@ def configure(
         activity.reference_text = reference_text
     if model is not None:
         activity.model = model or None
+    if release_policy is not None:
+        activity.release_policy = release_policy
     db.session.commit()
     return activity

@@ -228,6 +228,13 @@ def activity_list() -> None:
 @click.option("--instructions", default=None)
 @click.option("--reference", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--model", default=None, help="Model for this activity ('' for the default).")
+@click.option(
+    "--release",
+    "release_policy",
+    type=click.Choice(["auto", "hold_flagged", "hold_all"]),
+    default=None,
+    help="Release grades at once, hold flagged ones, or hold all for a teacher.",
+)
 @with_appcontext
 def activity_configure(
     activity_id: int,
@@ -237,6 +244,7 @@ def activity_configure(
     instructions: str | None,
     reference: Path | None,
     model: str | None,
+    release_policy: str | None,
 ) -> None:
     """Validate and store an activity's grading settings."""
     from app.activities import configure
@@ -256,6 +264,7 @@ def activity_configure(
             instructions=instructions,
             reference_text=read_document(reference) if reference else None,
             model=model,
+            release_policy=release_policy,
         )
     except json.JSONDecodeError as exc:
         raise click.UsageError(f"--params is not valid JSON: {exc}") from exc

@@ -100,3 +100,34 @@ def test_tree_file_tests_see_the_submitted_file(app, browser, platform, live_too
     upload(browser, page, "solution.py", b"def main():\n    print(sum(range(101)))\n")
     run_jobs()
     assert status(browser, page)["score"] == 10
+
+
+def test_flagged_ensemble_grades_are_held_when_the_activity_says_so(
+    browser, platform, llm, live_tool
+):
+    from pathlib import Path
+
+    java = Path(__file__).parent / "policy" / "java"
+    reply = json.dumps(
+        {"categories": {name: 20 for name in (
+            "Syntax & Compilation", "Logic & Correctness", "Output & Functionality",
+            "Style & Documentation")}, "issues": []}
+    )  # fmt: skip
+    llm.set_default(reply)
+    page = open_activity(browser, platform, live_tool)
+    configure(
+        plugin_name="ensemble",
+        plugin_params={"policy": "sumcalc", "models": ["g", "e"]},
+        release_policy="hold_flagged",
+    )
+    upload(browser, page, "SumCalculator.java", (java / "hardcoded_literal.java").read_bytes())
+    run_jobs()
+    held = status(browser, page)
+    assert held["status"] == "needs_review" and held["score"] is None  # not shown to the student
+    assert db.session.query(Grade).one().score == 2.5  # capped at 25% of 10, kept for the teacher
+    assert platform.scores[-1]["gradingProgress"] == "PendingManual"
+
+    upload(browser, page, "SumCalculator.java", (java / "correct_for.java").read_bytes())
+    run_jobs()
+    assert status(browser, page)["status"] == "graded"
+    assert platform.grade_for("2")["scoreGiven"] == 8

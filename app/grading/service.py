@@ -95,12 +95,21 @@ def _grade(submission: Submission) -> None:
             job, llm, lambda step, _n, message: _progress(submission, 1 + step, total, message)
         )
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
+    _apply_release_policy(activity.release_policy, result)
     _progress(submission, total, total, "Saving the result")
     _store(submission, result)
     push = passback.publish_grade(submission)
     db.session.commit()  # the grade and its push land together
     if push:
         queue.dispatch(push)
+
+
+def _apply_release_policy(policy: str, result: GradingResult) -> None:
+    """Hold a graded result for a teacher when the activity asks for it."""
+    held = policy == "hold_all" or (policy == "hold_flagged" and bool(result.flags))
+    if result.outcome == Outcome.GRADED and held:
+        result.outcome = Outcome.NEEDS_REVIEW
+        result.error = "Held for teacher review by the activity's release policy."
 
 
 def _store(submission: Submission, result: GradingResult) -> None:

@@ -34,6 +34,7 @@ from app.models import (
     PushStatus,
     ScorePush,
     Submission,
+    SubmissionStatus,
 )
 from app.models.base import as_utc
 
@@ -55,8 +56,10 @@ def announce_submission(submission: Submission) -> ScorePush | None:
 
 def publish_grade(submission: Submission) -> ScorePush | None:
     """The "graded" push for a stored grade; like :func:`announce_submission`, uncommitted."""
-    has_score = submission.grade is not None and submission.grade.normalized is not None
-    if not has_score and _sent_score(submission.activity_id, submission.user_id) is not None:
+    if (
+        not _releasable(submission)
+        and _sent_score(submission.activity_id, submission.user_id) is not None
+    ):
         return None
     return _new_push(submission, GRADED)
 
@@ -195,7 +198,7 @@ def _score_payload(push: ScorePush, submission: Submission, activity: Activity) 
     payload: dict = {"userId": user.sub, "timestamp": as_utc(push.sent_timestamp).isoformat()}
     grade: Grade | None = submission.grade
     maximum = activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
-    if push.kind == GRADED and grade is not None and grade.normalized is not None:
+    if push.kind == GRADED and _releasable(submission):
         payload.update(
             scoreGiven=round(grade.normalized * maximum, 4),
             scoreMaximum=maximum,
@@ -211,6 +214,17 @@ def _score_payload(push: ScorePush, submission: Submission, activity: Activity) 
     else:
         payload.update(activityProgress="Submitted", gradingProgress="Pending")
     return payload
+
+
+def _releasable(submission: Submission) -> bool:
+    """Only a graded submission's score goes to the gradebook; a held one (needs review)
+    keeps its score for the teacher, even when the model gave one."""
+    grade = submission.grade
+    return (
+        submission.status == SubmissionStatus.GRADED
+        and grade is not None
+        and grade.normalized is not None
+    )
 
 
 def _sent_score(activity_id: int, user_id: int) -> float | None:

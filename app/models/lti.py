@@ -106,6 +106,9 @@ class Activity(Timestamped, db.Model):
     model: Mapped[str | None] = mapped_column(String(200))
     #: None until known: taken from the AGS line item when there is one, else the default.
     max_score: Mapped[float | None] = mapped_column(Float)
+    #: ``auto`` releases grades at once; ``hold_flagged`` holds grades that carry a flag;
+    #: ``hold_all`` holds every grade for a teacher.
+    release_policy: Mapped[str] = mapped_column(String(20), default="auto", server_default="auto")
     lineitem_url: Mapped[str | None] = mapped_column(String(1000))
     lineitems_url: Mapped[str | None] = mapped_column(String(1000))
     ags_scopes: Mapped[list] = mapped_column(JSON, default=list)
