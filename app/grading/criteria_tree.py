@@ -106,7 +106,7 @@ class CriteriaTree(GradingPlugin):
                 raw_replies=answers.replies,
                 criteria=criteria,
                 provenance=provenance,
-                error=f"The model could not answer these AI tests: {unanswered}. "
+                error=f"These tests could not give a result: {unanswered}. "
                 "A teacher needs to review this submission.",
             )
         provenance["branches"] = {

@@ -267,7 +267,7 @@ def test_schema_offers_every_test_kind_with_kind_required() -> None:
         schema = CriteriaTree.Params.model_json_schema()
         choices = schema["$defs"]["LeafTest"]["oneOf"]
         kinds = {c["properties"]["kind"]["const"]: c["required"] for c in choices}
-        assert set(kinds) == {"ai", "contains", "file_present", "regex", "word_count"}
+        assert set(kinds) == {"ai", "contains", "file_present", "program", "regex", "word_count"}
         assert all(required.count("kind") == 1 for required in kinds.values())
 
 

@@ -4,6 +4,6 @@ Importing the package registers the built-in test kinds, so a tree validates as 
 anything in it has been imported.
 """
 
-from app.grading.tree import ai, checks, model
+from app.grading.tree import ai, checks, model, program
 
-__all__ = ["ai", "checks", "model"]
+__all__ = ["ai", "checks", "model", "program"]
