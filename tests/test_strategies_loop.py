@@ -131,3 +131,23 @@ def test_flagged_ensemble_grades_are_held_when_the_activity_says_so(
     run_jobs()
     assert status(browser, page)["status"] == "graded"
     assert platform.grade_for("2")["scoreGiven"] == 8
+
+
+def test_code_judge_through_the_worker(app, browser, platform, live_tool):
+    app.config["EVALUAITOR_LLM_BASE_URL"] = None  # the judge needs no model
+    page = open_activity(browser, platform, live_tool)
+    tests = [
+        {"name": "small", "stdin": "3\n", "expected_stdout": "6", "weight": 1},
+        {"name": "hundred", "stdin": "100\n", "expected_stdout": "5050", "weight": 3},
+    ]
+    configure(plugin_name="code_judge", plugin_params={"tests": tests})
+    upload(browser, page, "sum.py", b"n = int(input())\nprint(sum(range(1, n)))\n")  # off by one
+    run_jobs()
+    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["score"] == 0
+    upload(browser, page, "sum.py", b"n = int(input())\nprint(sum(range(1, n + 1)))\n")
+    run_jobs()
+    assert status(browser, page)["score"] == 10
+    criteria = db.session.query(Grade).order_by(Grade.id.desc()).first().criteria
+    assert [c["verdict"] for c in criteria] == ["passed", "passed"]
+    assert platform.grade_for("2")["scoreGiven"] == 10

@@ -69,6 +69,10 @@ class EnsembleParams(ModelParams, JudgeSettings):
         False, description="Mutual critique: each grader sees the others' grades and may revise."
     )
     policy: str | None = Field(None, description="A policy pack, e.g. 'sumcalc'.")
+    policy_caps: dict[str, float] = Field(
+        default_factory=dict, description="Cap overrides by rule code, in percent (0..100]."
+    )
+    policy_disabled: tuple[str, ...] = Field((), description="Rule codes to switch off.")
     agree: float = Field(5, ge=0, description="Spread (points of 100) to average within.")
     disagree: float = Field(15, ge=0, description="Spread beyond which grades are unstable.")
     swing: float = Field(15, ge=0, description="Direct/reverse gap that lowers a model's trust.")
@@ -83,6 +87,20 @@ class EnsembleParams(ModelParams, JudgeSettings):
             except PolicyError as exc:
                 raise ValueError(str(exc)) from exc
         return name
+
+    @model_validator(mode="after")
+    def _rules_exist(self) -> EnsembleParams:
+        """Overrides must name rules of the chosen pack, with caps in (0, 100]."""
+        named = set(self.policy_caps) | set(self.policy_disabled)
+        if named and self.policy is None:
+            raise ValueError("policy_caps and policy_disabled need a policy pack")
+        if named:
+            codes = {rule.code for rule in get_pack(self.policy).rules}
+            if unknown := sorted(named - codes):
+                raise ValueError(f"no rule {', '.join(unknown)} in pack {self.policy!r}")
+        if any(not 0 < cap <= 100 for cap in self.policy_caps.values()):
+            raise ValueError("caps are percentages of the maximum, above 0 and at most 100")
+        return self
 
     @model_validator(mode="after")
     def _ordered(self) -> EnsembleParams:
@@ -164,7 +182,7 @@ class Ensemble(GradingPlugin):
         params: EnsembleParams = job.params  # type: ignore[assignment]
         progress(1, self.steps, "Running the program and checking it against the rules")
         report = _judge(job, params)
-        policy_flags = _policy_flags(params.policy, job, report)
+        policy_flags = _policy_flags(params, job, report)
         if not llm.is_configured:
             result = _without_models(job, policy_flags)
         else:
@@ -188,10 +206,12 @@ def _judge(job: GradingInput, params: EnsembleParams) -> JudgeReport | None:
         return None
 
 
-def _policy_flags(pack: str | None, job: GradingInput, report: JudgeReport | None) -> list[Flag]:
+def _policy_flags(
+    params: EnsembleParams, job: GradingInput, report: JudgeReport | None
+) -> list[Flag]:
     """The pack's findings as capping flags, each with its fix and where it was seen. The
     judge's verdict (did it compile, what it printed) lets rules confirm what they suspect."""
-    if not pack:
+    if not params.policy:
         return []
     sources = {f.name: f.text for f in job.files} or {job.filename: job.text}
     language = _LANGUAGES.get(Path(job.filename).suffix.lower(), "")
@@ -201,7 +221,12 @@ def _policy_flags(pack: str | None, job: GradingInput, report: JudgeReport | Non
         program_output="\n".join(t.stdout for t in report.tests) if report else None,
         compile_ok=report.compiled if report else None,
     )
-    findings = run_pack(pack, context)
+    findings = run_pack(
+        params.policy,
+        context,
+        caps={code: cap / 100 for code, cap in params.policy_caps.items()},
+        disabled=params.policy_disabled,
+    )
     flags = []
     for finding in findings:
         where = "; ".join(

@@ -218,3 +218,35 @@ def test_mutual_critique_shows_each_grader_the_others_and_counts_the_revision(fa
     totals = result.provenance["model_totals"]
     assert totals["g"] == pytest.approx((90 + 90 + 70) / 3)
     assert totals["e"] == pytest.approx((60 + 60 + 74) / 3)
+
+
+def test_an_activity_can_tune_or_switch_off_rules(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
+        ("e", "direct"): scores(80, []), ("e", "reverse"): scores(80, []),
+    }))  # fmt: skip
+    tuned = runner.grade(
+        java_job("hardcoded_literal.java", policy_caps={"HardcodedOnly": 40}), session, quiet
+    )
+    assert tuned.score == 40
+    off = runner.grade(
+        java_job("hardcoded_literal.java", policy_disabled=["HardcodedOnly"]), session, quiet
+    )
+    assert off.score == 80
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"policy": "sumcalc", "policy_caps": {"Nope": 10}}, "no rule Nope"),
+        ({"policy": "sumcalc", "policy_caps": {"EvenOnly": 0}}, "percentages"),
+        ({"policy_disabled": ["EvenOnly"]}, "need a policy pack"),
+    ],
+)
+def test_rule_overrides_are_checked(params, message):
+    with pytest.raises(registry.InvalidParams, match=message):
+        registry.validate_params(Ensemble(), params)
+
+
+def quiet(*_: object) -> None:
+    """A progress callback that ignores progress."""
