@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
-# Set up and run the whole test suite (and the linter). Extra arguments go to pytest.
+# Set up and run the whole test suite (and the linter), first on SQLite, then again on a
+# real PostgreSQL server that scripts/postgres.sh installs and starts (skip that second pass
+# with EVALUAITOR_TEST_POSTGRES=0). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/python -m pytest "$@"
+
+if [ "${EVALUAITOR_TEST_POSTGRES:-1}" != 0 ]; then
+  pg=$(mktemp -d)
+  chmod 755 "$pg"
+  trap 'pg_ctl=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/pg_ctl;
+        if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$pg_ctl" -D "$pg/pg/data" stop -m fast >/dev/null;
+        else "$pg_ctl" -D "$pg/pg/data" stop -m fast >/dev/null; fi; rm -rf "$pg"' EXIT
+  url=$(bash scripts/postgres.sh "$pg/pg")
+  echo "Again on PostgreSQL ($url)"
+  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "$@"
+fi

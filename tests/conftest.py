@@ -21,6 +21,20 @@ from tests.fakes.llm_server import FakeLLM
 from tests.fakes.platform import FakePlatform
 
 DATA = Path(__file__).parent / "data"
+#: Set by scripts/test.sh for its PostgreSQL pass; unset, every test gets its own SQLite file.
+POSTGRES_URL = os.environ.get("EVALUAITOR_TEST_DATABASE_URL")
+
+
+def database_url(tmp_path: Path) -> str:
+    return POSTGRES_URL or f"sqlite:///{tmp_path / 'test.db'}"
+
+
+def reset_schema() -> None:
+    """A clean schema for this test (one PostgreSQL database serves the whole run)."""
+    if POSTGRES_URL:
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    db.create_all()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -53,7 +67,7 @@ def app(tmp_path, redis_server, key_dir):
     app = create_app(
         {
             "TESTING": True,
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'test.db'}",
+            "DATABASE_URL": database_url(tmp_path),
             "REDIS_URL": redis_server.url,
             "EVALUAITOR_DATA_DIR": str(tmp_path / "data"),
             "EVALUAITOR_KEY_DIR": str(key_dir),
@@ -69,7 +83,7 @@ def app(tmp_path, redis_server, key_dir):
         }
     )
     with app.app_context():
-        db.create_all()
+        reset_schema()
         redis_connection().flushdb()
         yield app
         db.session.remove()

@@ -9,12 +9,16 @@ from sqlalchemy import create_engine, inspect
 
 from app import create_app
 from app.extensions import db
+from tests.conftest import POSTGRES_URL, database_url
 
 
 def test_upgrade_matches_models_and_downgrades_cleanly(tmp_path, redis_server, key_dir):
-    url = f"sqlite:///{tmp_path / 'migrated.db'}"
+    url = database_url(tmp_path)
     app = create_app({"DATABASE_URL": url, "REDIS_URL": redis_server.url})
     with app.app_context():
+        if POSTGRES_URL:  # start from an empty database, as a new deployment does
+            with db.engine.begin() as connection:
+                connection.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
         upgrade()
         engine = create_engine(url)
         with engine.connect() as connection:
