@@ -273,6 +273,43 @@ def activity_configure(
     click.echo(f"Activity {activity.id} grades with {activity.plugin_name}.")
 
 
+@cli.group("keys")
+def keys_group() -> None:
+    """The tool's signing keys (published at /lti/jwks)."""
+
+
+@keys_group.command("list")
+@with_appcontext
+def keys_list() -> None:
+    from app.lti import keys
+
+    found = keys.all_keys(current_app.config["EVALUAITOR_KEY_DIR"])
+    for key in found:
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(key.created))
+        role = "signing" if key is found[-1] else "published"
+        click.echo(f"{key.kid}\t{created} UTC\t{role}")
+
+
+@keys_group.command("rotate")
+@click.option(
+    "--grace-hours",
+    default=48.0,
+    show_default=True,
+    help="Keys replaced longer ago than this are removed.",
+)
+@with_appcontext
+def keys_rotate(grace_hours: float) -> None:
+    """Sign with a new key; keep the previous one published for the grace period."""
+    from app.lti import keys
+
+    key_dir = current_app.config["EVALUAITOR_KEY_DIR"]
+    removed = keys.prune(key_dir, grace_hours * 3600)
+    new = keys.rotate(key_dir)
+    click.echo(
+        f"New signing key {new.kid}." + (f" Removed: {', '.join(removed)}." if removed else "")
+    )
+
+
 cli.add_command(plugins_command)
 cli.add_command(grade_command)
 

@@ -133,3 +133,30 @@ def test_activity_configure_validates_before_storing(
     assert unknown.exit_code == 1 and "no grading strategy named 'magic'" in unknown.output
     db.session.expire_all()
     assert db.session.query(Activity).one().plugin_params == {"mode": "one_shot"}
+
+
+def test_keys_rotate_publishes_the_new_key_and_keeps_the_old_one(
+    app, invoke, browser, platform, llm, live_tool, tmp_path
+):
+    app.config["EVALUAITOR_KEY_DIR"] = str(tmp_path / "keys")  # not the session's shared key
+    first = browser.get("/lti/jwks").json()["keys"]
+    rotated = invoke("keys", "rotate")
+    assert rotated.exit_code == 0 and "New signing key" in rotated.output
+    published = browser.get("/lti/jwks").json()["keys"]
+    assert len(published) == 2 and first[0]["kid"] in {k["kid"] for k in published}
+    listing = invoke("keys", "list").output.splitlines()
+    assert listing[-1].endswith("signing") and listing[0].endswith("published")
+
+    # The platform verifies our token request against the new key.
+    llm.set_default("Final score: 7/10")
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    from tests.conftest import run_jobs
+
+    run_jobs()
+    assert platform.grade_for("2")["scoreGiven"] == 7
+
+    # A later rotation with no grace removes the key replaced before it.
+    again = invoke("keys", "rotate", "--grace-hours", "0")
+    assert f"Removed: {first[0]['kid']}" in again.output
+    assert first[0]["kid"] not in {k["kid"] for k in browser.get("/lti/jwks").json()["keys"]}

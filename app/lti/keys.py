@@ -24,6 +24,7 @@ class ToolKey:
     kid: str
     private_pem: str
     public_jwk: dict
+    created: float  # the key file's modification time (seconds since the epoch)
 
 
 def active_key(key_dir: str | Path) -> ToolKey:
@@ -32,9 +33,33 @@ def active_key(key_dir: str | Path) -> ToolKey:
     return keys[-1] if keys else _create_key(Path(key_dir))
 
 
-def jwks(key_dir: str | Path) -> dict:
+def all_keys(key_dir: str | Path) -> list[ToolKey]:
+    """Every published key, oldest first; the last one signs."""
     active_key(key_dir)
-    return {"keys": [k.public_jwk for k in _load_keys(Path(key_dir), _dir_stamp(Path(key_dir)))]}
+    return _load_keys(Path(key_dir), _dir_stamp(Path(key_dir)))
+
+
+def rotate(key_dir: str | Path) -> ToolKey:
+    """A new key signs from now on; older keys stay published so that platforms holding a
+    cached JWKS, and tokens already signed, keep verifying until they are pruned."""
+    active_key(key_dir)
+    return _create_key(Path(key_dir))
+
+
+def prune(key_dir: str | Path, grace_seconds: float) -> list[str]:
+    """Remove keys replaced more than ``grace_seconds`` ago; returns their kids."""
+    keys = all_keys(key_dir)
+    now = time.time()
+    removed = []
+    for old, successor in zip(keys, keys[1:], strict=False):
+        if now - successor.created > grace_seconds:
+            (Path(key_dir) / f"{old.kid}.pem").unlink(missing_ok=True)
+            removed.append(old.kid)
+    return removed
+
+
+def jwks(key_dir: str | Path) -> dict:
+    return {"keys": [k.public_jwk for k in all_keys(key_dir)]}
 
 
 def _dir_stamp(key_dir: Path) -> tuple:
@@ -58,7 +83,7 @@ def _read_key(path: Path) -> ToolKey:
     jwk = json.loads(RSAAlgorithm.to_jwk(private.public_key()))
     kid = path.stem
     jwk.update(kid=kid, alg="RS256", use="sig")
-    return ToolKey(kid=kid, private_pem=pem, public_jwk=jwk)
+    return ToolKey(kid=kid, private_pem=pem, public_jwk=jwk, created=path.stat().st_mtime)
 
 
 def _create_key(key_dir: Path) -> ToolKey:
