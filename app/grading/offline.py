@@ -14,13 +14,14 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from app.extract import ExtractionError, extract, sniff
+from app.extract import ExtractionError, Kind, extract, sniff
 from app.grading import registry, runner
 from app.grading.base import InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, load_rubric
 from app.llm import LLMError, LLMNotConfiguredError
 from app.llm.session import llm_session
+from app.uploads import HEAD_BYTES as SNIFF_BYTES
 
 
 @click.command("plugins")
@@ -97,9 +98,7 @@ def grade_file(path: Path, job: runner.Job, config: Any, *, force: bool) -> dict
     """One JSON line: never raises, so one bad file does not stop the others."""
     line: dict[str, Any] = {"file": str(path)}
     try:
-        with path.open("rb") as handle:
-            kind = sniff(path.name, handle.read(64 * 1024))
-        text = extract(path, kind).text
+        kind, text = _load(path)
     except OSError as exc:
         return line | _failed(f"Cannot read the file: {exc.strerror}")
     except ExtractionError as exc:
@@ -144,10 +143,15 @@ def _failed(message: str) -> dict[str, Any]:
 def read_document(path: Path) -> str:
     """The text of a teacher's document (reference material); ValueError says why not."""
     try:
-        with path.open("rb") as handle:
-            kind = sniff(path.name, handle.read(64 * 1024))
-        return extract(path, kind).text
+        return _load(path)[1]
     except OSError as exc:
         raise ValueError(f"Cannot read {path.name}: {exc.strerror}") from exc
     except ExtractionError as exc:
         raise ValueError(f"Cannot use {path.name}: {exc.user_message}") from exc
+
+
+def _load(path: Path) -> tuple[Kind, str]:
+    """A local file's kind (from its content) and text; OSError or ExtractionError."""
+    with path.open("rb") as handle:
+        kind = sniff(path.name, handle.read(SNIFF_BYTES))
+    return kind, extract(path, kind).text

@@ -192,7 +192,7 @@ def llm_session(
             model=model or config.get("EVALUAITOR_LLM_MODEL"),
             cache=ReplyCache(cache_dir) if cache_dir else None,
             force=force,
-            max_concurrency=int(config.get("EVALUAITOR_LLM_CONCURRENCY", 10)),
+            max_concurrency=int(config["EVALUAITOR_LLM_CONCURRENCY"]),
             secret=str(config.get("SECRET_KEY") or ""),
         )
     finally:

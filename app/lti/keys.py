@@ -35,8 +35,8 @@ def active_key(key_dir: str | Path) -> ToolKey:
 
 def all_keys(key_dir: str | Path) -> list[ToolKey]:
     """Every published key, oldest first; the last one signs."""
-    active_key(key_dir)
-    return _load_keys(Path(key_dir), _dir_stamp(Path(key_dir)))
+    keys = _load_keys(Path(key_dir), _dir_stamp(Path(key_dir)))
+    return keys or [_create_key(Path(key_dir))]
 
 
 def rotate(key_dir: str | Path) -> ToolKey:
