@@ -18,6 +18,7 @@ COPY app ./app
 COPY migrations ./migrations
 COPY wsgi.py ./
 RUN pip install --no-cache-dir -e . gunicorn \
+    && pybabel compile -d app/translations \
     && useradd --system --home /data evaluaitor \
     && mkdir -p /data && chown evaluaitor /data
 

@@ -12,7 +12,7 @@ from flask import Flask, jsonify
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config as settings
-from app import errors
+from app import errors, i18n
 from app.extensions import db, init_db, init_redis, migrate
 from app.uploads import UploadRequest
 
@@ -42,6 +42,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     migrate.init_app(app, db, directory=str(migrations), render_as_batch=True, compare_type=True)
     init_redis(app)
     errors.init_app(app)
+    i18n.init_app(app)
 
     from app.lti.views import bp as lti_bp
     from app.web.views import bp as web_bp

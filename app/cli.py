@@ -16,7 +16,7 @@ from flask import current_app
 from flask.cli import FlaskGroup, with_appcontext
 from sqlalchemy import select
 
-from app import create_app
+from app import create_app, tenants
 from app.extensions import db
 from app.grading.offline import grade_command, plugins_command
 from app.models import Activity, Deployment, Platform
@@ -160,7 +160,7 @@ def platform_add(
     platform.auth_token_url = auth_token_url
     platform.key_set_url = key_set_url
     platform.auth_audience = auth_audience
-    db.session.flush()
+    tenants.attach_platform(platform)
     known = {d.deployment_id for d in platform.deployments}
     for deployment_id in deployment_ids:
         if deployment_id not in known:

@@ -27,3 +27,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
   echo "$want" > "$stamp"
 fi
+
+# Interface translations: compiled from the committed .po catalogues.
+bash scripts/translations.sh compile

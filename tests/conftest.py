@@ -11,7 +11,7 @@ import httpx
 import pytest
 from rq import SimpleWorker
 
-from app import create_app
+from app import create_app, tenants
 from app.extensions import db, redis_connection
 from app.jobs import queue
 from app.jobs.redis_server import EmbeddedRedis
@@ -119,6 +119,7 @@ def register(fake: FakePlatform) -> Platform:
     )
     platform.deployments.append(Deployment(deployment_id=fake.deployment_id))
     db.session.add(platform)
+    tenants.attach_platform(platform)
     db.session.commit()
     return platform
 

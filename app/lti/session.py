@@ -34,6 +34,8 @@ class LaunchSession:
     user_id: int
     is_staff: bool
     return_url: str | None = None
+    #: The language the LMS asked for (``launch_presentation.locale``), e.g. ``es-ES``.
+    locale: str | None = None
 
 
 def _serializer() -> URLSafeTimedSerializer:
@@ -51,6 +53,14 @@ def load(token: str) -> LaunchSession:
         return LaunchSession(**data)
     except (BadData, TypeError) as exc:
         raise SessionExpired() from exc
+
+
+def peek_locale(token: str) -> str | None:
+    """The locale in a page token, or None when the token is not valid (no error here)."""
+    try:
+        return load(token).locale
+    except SessionExpired:
+        return None
 
 
 def record_launch(
@@ -112,6 +122,7 @@ def _record(
         user_id=user.id,
         is_staff=claims.is_staff(body.get(claims.ROLES) or []),
         return_url=presentation.get("return_url"),
+        locale=presentation.get("locale") or None,
     )
 
 

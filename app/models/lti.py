@@ -7,11 +7,18 @@ scoped to it through a foreign key, which is how tenants stay apart.
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, String, Text, UniqueConstraint
+import uuid
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
 from app.models.base import Timestamped
+from app.models.tenants import Organization
+
+
+def _new_public_id() -> str:
+    return uuid.uuid4().hex
 
 
 class Platform(Timestamped, db.Model):
@@ -30,6 +37,12 @@ class Platform(Timestamped, db.Model):
     #: Some platforms (e.g. Blackboard) want a token ``aud`` other than the token URL.
     auth_audience: Mapped[str | None] = mapped_column(String(1000))
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    #: The tenant this registration belongs to (see app.tenants).
+    organization_id: Mapped[int | None] = mapped_column(
+        ForeignKey("organization.id", ondelete="CASCADE"), index=True
+    )
+
+    organization: Mapped[Organization | None] = relationship()
 
     deployments: Mapped[list[Deployment]] = relationship(
         back_populates="platform", cascade="all, delete-orphan"
@@ -94,7 +107,10 @@ class Activity(Timestamped, db.Model):
     platform_id: Mapped[int] = mapped_column(ForeignKey("platform.id", ondelete="CASCADE"))
     deployment_id: Mapped[int] = mapped_column(ForeignKey("deployment.id", ondelete="CASCADE"))
     course_id: Mapped[int | None] = mapped_column(ForeignKey("course.id", ondelete="SET NULL"))
-    resource_link_id: Mapped[str] = mapped_column(String(255))
+    #: None for an activity made by deep linking until its link is first launched.
+    resource_link_id: Mapped[str | None] = mapped_column(String(255))
+    #: Sent as the ``activity`` custom parameter of a deep-linked resource link.
+    public_id: Mapped[str] = mapped_column(String(32), unique=True, default=_new_public_id)
     title: Mapped[str] = mapped_column(String(500), default="")
     instructions: Mapped[str] = mapped_column(Text, default="")
     plugin_name: Mapped[str] = mapped_column(String(100), default="rubric_eval")
@@ -109,6 +125,12 @@ class Activity(Timestamped, db.Model):
     #: ``auto`` releases grades at once; ``hold_flagged`` holds grades that carry a flag;
     #: ``hold_all`` holds every grade for a teacher.
     release_policy: Mapped[str] = mapped_column(String(20), default="auto", server_default="auto")
+    #: Accepted file kinds (see app.extract.Kind); empty means every supported kind.
+    accepted_kinds: Mapped[list] = mapped_column(JSON, default=list)
+    #: Per-activity upload limit; None means the site's EVALUAITOR_MAX_UPLOAD_MB.
+    max_upload_mb: Mapped[float | None] = mapped_column(Float)
+    #: None means unlimited attempts; a teacher's reopen grants one more.
+    max_attempts: Mapped[int | None] = mapped_column(Integer)
     lineitem_url: Mapped[str | None] = mapped_column(String(1000))
     lineitems_url: Mapped[str | None] = mapped_column(String(1000))
     ags_scopes: Mapped[list] = mapped_column(JSON, default=list)

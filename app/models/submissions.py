@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.errors import IllegalTransition
 from app.extensions import db
-from app.models.base import Timestamped
+from app.models.base import Timestamped, utcnow
 from app.models.lti import Activity, LtiUser
 
 
@@ -79,6 +79,8 @@ class Submission(Timestamped, db.Model):
     enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: Set when a teacher reopens the activity for this student after this attempt.
+    reopened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     activity: Mapped[Activity] = relationship()
     user: Mapped[LtiUser] = relationship()
@@ -118,6 +120,21 @@ class Grade(Timestamped, db.Model):
     raw_replies: Mapped[list] = mapped_column(JSON, default=list)
     error: Mapped[str | None] = mapped_column(Text)
 
+    # A teacher's override. The AI's own score, feedback and criteria above are never
+    # changed; the effective values are the override where one is set.
+    override_score: Mapped[float | None] = mapped_column(Float)
+    override_feedback: Mapped[str | None] = mapped_column(Text)
+    override_criteria: Mapped[list | None] = mapped_column(JSON)
+    overridden_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    overridden_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("lti_user.id", ondelete="SET NULL")
+    )
+    #: When the grade reached the student and the gradebook; None while it is held.
+    released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    released_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("lti_user.id", ondelete="SET NULL")
+    )
+
     submission: Mapped[Submission] = relationship(back_populates="grade")
 
 
@@ -154,3 +171,25 @@ class ScorePush(Timestamped, db.Model):
     activity: Mapped[Activity] = relationship()
     user: Mapped[LtiUser] = relationship()
     submission: Mapped[Submission] = relationship()
+
+
+class AuditEvent(db.Model):
+    """Who did what to a submission or an activity, and when: kept for every teacher action."""
+
+    __tablename__ = "audit_event"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    activity_id: Mapped[int] = mapped_column(
+        ForeignKey("activity.id", ondelete="CASCADE"), index=True
+    )
+    submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submission.id", ondelete="CASCADE"), index=True
+    )
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("lti_user.id", ondelete="SET NULL"))
+    #: e.g. ``override``, ``release``, ``regrade``, ``reopen``, ``settings``.
+    action: Mapped[str] = mapped_column(String(40))
+    #: ``{"before": ..., "after": ...}`` or other action-specific facts.
+    details: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    actor: Mapped[LtiUser | None] = relationship()
