@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -50,6 +50,10 @@ class Evaluation(Timestamped, db.Model):
     plugin_params: Mapped[dict] = mapped_column(JSON, default=dict)
     #: The model or assistant id the client asked for.
     evaluator_id: Mapped[str] = mapped_column(String(200))
+    #: What the grader is told about the assignment (the API has no activity to read it from).
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    rubric: Mapped[dict | None] = mapped_column(JSON)
+    max_score: Mapped[float] = mapped_column(Float, default=10.0)
     client_reference: Mapped[str] = mapped_column(String(255), default="", index=True)
     #: The client's own data, returned as given (``metadata`` is reserved by SQLAlchemy).
     client_metadata: Mapped[dict] = mapped_column(JSON, default=dict)

@@ -26,6 +26,8 @@ class Organization(Timestamped, db.Model):
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     #: Free-form settings the client keeps with the organization (never secrets).
     config: Mapped[dict] = mapped_column(JSON, default=dict)
+    #: HMAC key that signs this organization's evaluation callbacks (shown once by the CLI).
+    callback_secret: Mapped[str | None] = mapped_column(String(64))
 
     tokens: Mapped[list[ApiToken]] = relationship(
         back_populates="organization", cascade="all, delete-orphan"
