@@ -76,6 +76,8 @@ class Course(Timestamped, db.Model):
     context_id: Mapped[str] = mapped_column(String(255))
     title: Mapped[str] = mapped_column(String(500), default="")
     label: Mapped[str] = mapped_column(String(255), default="")
+    #: The Names and Role Provisioning Service URL of the last launch that offered it.
+    memberships_url: Mapped[str | None] = mapped_column(String(1000))
 
 
 class LtiUser(Timestamped, db.Model):

@@ -40,7 +40,8 @@ _TRANSITIONS: dict[SubmissionStatus, set[SubmissionStatus]] = {
         SubmissionStatus.QUEUED,  # requeued after a worker died mid-job
     },
     SubmissionStatus.GRADED: {SubmissionStatus.QUEUED},
-    SubmissionStatus.NEEDS_REVIEW: {SubmissionStatus.QUEUED},
+    # A teacher's score turns a submission the grader could not score into a graded one.
+    SubmissionStatus.NEEDS_REVIEW: {SubmissionStatus.QUEUED, SubmissionStatus.GRADED},
     SubmissionStatus.FAILED: {SubmissionStatus.QUEUED},
 }
 
@@ -81,6 +82,9 @@ class Submission(Timestamped, db.Model):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: Set when a teacher reopens the activity for this student after this attempt.
     reopened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: A teacher's regrade with another strategy or model: ``{"plugin", "params", "model"}``;
+    #: None grades with the activity's settings.
+    grading_override: Mapped[dict | None] = mapped_column(JSON)
 
     activity: Mapped[Activity] = relationship()
     user: Mapped[LtiUser] = relationship()
@@ -136,6 +140,29 @@ class Grade(Timestamped, db.Model):
     )
 
     submission: Mapped[Submission] = relationship(back_populates="grade")
+
+    @property
+    def is_released(self) -> bool:
+        return self.released_at is not None
+
+    @property
+    def effective_score(self) -> float | None:
+        """The teacher's score where there is one (on ``scale``), else the AI's."""
+        return self.override_score if self.override_score is not None else self.score
+
+    @property
+    def effective_normalized(self) -> float | None:
+        if self.override_score is None:
+            return self.normalized
+        return max(0.0, min(1.0, self.override_score / self.scale)) if self.scale else None
+
+    @property
+    def effective_feedback(self) -> str:
+        return self.override_feedback if self.override_feedback is not None else self.feedback
+
+    @property
+    def effective_criteria(self) -> list:
+        return self.override_criteria if self.override_criteria is not None else self.criteria
 
 
 class PushStatus(StrEnum):
