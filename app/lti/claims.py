@@ -10,6 +10,7 @@ CONTEXT = _LTI + "context"
 ROLES = _LTI + "roles"
 LAUNCH_PRESENTATION = _LTI + "launch_presentation"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 
@@ -36,6 +37,11 @@ STAFF_ROLES = frozenset(
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+
+SCOPE_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+MEMBERSHIPS_CONTENT_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
+#: The NRPS role that makes a member a student of the course.
+LEARNER = _MEMBERSHIP + "Learner"
 
 SCORE_CONTENT_TYPE = "application/vnd.ims.lis.v1.score+json"
 LINEITEM_CONTENT_TYPE = "application/vnd.ims.lis.v2.lineitem+json"

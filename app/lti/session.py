@@ -95,6 +95,10 @@ def _record(
     if not link.get("id"):
         raise LaunchError(detail="launch without resource_link.id")
     course = _upsert_course(platform, body.get(claims.CONTEXT) or {})
+    if course is not None:  # the roster service, for the teacher page (see app.lti.nrps)
+        nrps = body.get(claims.NRPS)
+        url = nrps.get("context_memberships_url") if isinstance(nrps, dict) else None
+        course.memberships_url = url if isinstance(url, str) and url else course.memberships_url
     user = _upsert(
         LtiUser,
         {"platform_id": platform.id, "sub": str(body["sub"])},
