@@ -44,6 +44,15 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # How many reverse proxies (TLS terminators) to trust for X-Forwarded-* headers. Behind
     # one, set 1: launches must know they arrived over HTTPS to set iframe-proof cookies.
     "EVALUAITOR_TRUSTED_PROXIES": 0,
+    # The teacher page's course roster (NRPS): seconds per request, members asked per page,
+    # and seconds the roster is cached in Redis.
+    "EVALUAITOR_NRPS_TIMEOUT": 5.0,
+    "EVALUAITOR_NRPS_PAGE_SIZE": 100,
+    "EVALUAITOR_ROSTER_CACHE_SECONDS": 300,
+    # Prices per 1,000 input (prompt) and output (completion) tokens, in your currency, for the
+    # cost estimate on the statistics page; 0 shows token counts only.
+    "EVALUAITOR_LLM_PRICE_INPUT_PER_1K": 0.0,
+    "EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K": 0.0,
 }
 
 #: Delays in seconds between passback attempts; RQ retries a failed push this many times.
