@@ -3,6 +3,10 @@
 This is the body of the grading job. It takes an id, loads everything from the database,
 and is safe to run twice (a finished submission is left alone). Every failure ends in a
 visible ``failed`` state with a message for the student and the teacher.
+
+A graded result is *released* (shown to the student, sent to the gradebook) at once under
+the ``auto`` release policy; under ``hold_all``, and under ``hold_flagged`` when it carries a
+flag, it is stored ``graded`` but held until a teacher releases it (see app.review).
 """
 
 from __future__ import annotations
@@ -63,7 +67,9 @@ def grade_submission(submission_id: int) -> None:
 
 def _grade(submission: Submission) -> None:
     activity = submission.activity
-    total = OWN_STEPS + registry.get(activity.plugin_name).steps
+    chosen = submission.grading_override or {}  # a teacher's regrade with another strategy
+    plugin = chosen.get("plugin") or activity.plugin_name
+    total = OWN_STEPS + registry.get(plugin).steps
     _progress(submission, 1, total, "Reading your file")
     if submission.extracted_text is None:
         stored = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
@@ -75,8 +81,8 @@ def _grade(submission: Submission) -> None:
         submission.original_filename, submission.kind, submission.extracted_text, path
     )
     job = runner.Job(
-        plugin=activity.plugin_name,
-        params=activity.plugin_params,
+        plugin=plugin,
+        params=chosen.get("params", activity.plugin_params),
         text=submission.extracted_text,
         filename=submission.original_filename,
         kind=submission.kind,
@@ -85,7 +91,7 @@ def _grade(submission: Submission) -> None:
         rubric=parse_rubric(activity.rubric) if activity.rubric else None,
         reference=activity.reference_text,
         files=(document,),
-        model=activity.model or current_app.config["EVALUAITOR_LLM_MODEL"],
+        model=chosen.get("model") or activity.model or current_app.config["EVALUAITOR_LLM_MODEL"],
         names=[submission.user.name],
         mask_pii=current_app.config["EVALUAITOR_MASK_PII"],
     )
@@ -95,24 +101,22 @@ def _grade(submission: Submission) -> None:
             job, llm, lambda step, _n, message: _progress(submission, 1 + step, total, message)
         )
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
-    _apply_release_policy(activity.release_policy, result)
     _progress(submission, total, total, "Saving the result")
-    _store(submission, result)
+    _store(submission, result, held=is_held(activity.release_policy, result))
     push = passback.publish_grade(submission)
     db.session.commit()  # the grade and its push land together
     if push:
         queue.dispatch(push)
 
 
-def _apply_release_policy(policy: str, result: GradingResult) -> None:
-    """Hold a graded result for a teacher when the activity asks for it."""
-    held = policy == "hold_all" or (policy == "hold_flagged" and bool(result.flags))
-    if result.outcome == Outcome.GRADED and held:
-        result.outcome = Outcome.NEEDS_REVIEW
-        result.error = "Held for teacher review by the activity's release policy."
+def is_held(policy: str, result: GradingResult) -> bool:
+    """Whether the activity's release policy keeps this result for a teacher to release."""
+    return policy == "hold_all" or (policy == "hold_flagged" and bool(result.flags))
 
 
-def _store(submission: Submission, result: GradingResult) -> None:
+def _store(submission: Submission, result: GradingResult, *, held: bool) -> None:
+    """Store a new AI result. It replaces the previous one entirely, a teacher's override and
+    release included: a regrade's audit event keeps what was there before."""
     grade = submission.grade or Grade(submission_id=submission.id)
     grade.score, grade.scale, grade.normalized = result.score, result.scale, result.normalized
     grade.feedback = result.feedback
@@ -123,11 +127,14 @@ def _store(submission: Submission, result: GradingResult) -> None:
         result.raw_replies,
         result.error,
     )
+    grade.override_score = grade.override_feedback = grade.override_criteria = None
+    grade.overridden_at = grade.overridden_by_id = grade.released_by_id = None
     submission.grade = grade
     graded = result.outcome == Outcome.GRADED
     submission.move_to(SubmissionStatus.GRADED if graded else SubmissionStatus.NEEDS_REVIEW)
     submission.error_message = None if graded else result.error
     submission.finished_at = datetime.now(UTC)
+    grade.released_at = submission.finished_at if graded and not held else None
 
 
 def _progress(submission: Submission, step: int, total: int, message: str) -> None:
@@ -144,7 +151,7 @@ def _fail(submission: Submission, message: str) -> None:
 
 
 def retry(submission: Submission) -> None:
-    """Teacher action: grade a failed or reviewed submission again."""
+    """Grade a submission again (a teacher's retry or regrade, see app.review)."""
     submission.error_message = None
     if not queue.enqueue_grading(submission):
         raise QueueUnavailable("The grading queue is not reachable right now. Try again shortly.")

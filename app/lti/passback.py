@@ -1,14 +1,17 @@
 """Score passback: which scores go to the LMS gradebook, when, and what happens on failure.
 
 Rules (see docs/decisions.md):
-- On a first upload a ``Submitted``/``Pending`` score is pushed. Moodle drops ``scoreGiven``
+- On a first upload a ``Submitted``/``Pending`` score is pushed (``PendingManual`` when the
+  activity holds every grade for its teacher). Moodle drops ``scoreGiven``
   from any score that is not ``FullyGraded`` and so *clears* the grade it holds; on a
   *resubmission* after a grade was sent we therefore push nothing until the new grade is
   ready: the gradebook keeps showing the last grade, and Evaluaitor's own pages show that a
   new version is being graded.
-- After grading, ``Completed``/``FullyGraded`` with ``scoreGiven`` on the line item's scale and
-  the feedback as ``comment``. A grade that needs review is pushed as ``PendingManual``,
-  unless the student already has a grade in the gradebook (same reason as above).
+- A *released* grade is pushed as ``Completed``/``FullyGraded`` with the effective score (the
+  teacher's override where there is one) on the line item's scale and the effective feedback
+  as ``comment``; a teacher's change after release pushes again. A held grade, or one that
+  needs review, is pushed as ``PendingManual``, unless the student already has a grade in the
+  gradebook (same reason as above).
 - Every push carries a ``timestamp`` strictly later, in whole seconds, than the last one sent
   for that student (Moodle answers 409 otherwise).
 - A push that a newer, already-sent push overtook is not sent (it would roll the grade back).
@@ -200,10 +203,10 @@ def _score_payload(push: ScorePush, submission: Submission, activity: Activity) 
     maximum = activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
     if push.kind == GRADED and _releasable(submission):
         payload.update(
-            scoreGiven=round(grade.normalized * maximum, 4),
+            scoreGiven=round(grade.effective_normalized * maximum, 4),
             scoreMaximum=maximum,
             comment=plain_comment(
-                grade.feedback, current_app.config["EVALUAITOR_COMMENT_MAX_CHARS"]
+                grade.effective_feedback, current_app.config["EVALUAITOR_COMMENT_MAX_CHARS"]
             ),
             activityProgress="Completed",
             gradingProgress="FullyGraded",
@@ -212,18 +215,22 @@ def _score_payload(push: ScorePush, submission: Submission, activity: Activity) 
     if push.kind == GRADED:
         payload.update(activityProgress="Completed", gradingProgress="PendingManual")
     else:
-        payload.update(activityProgress="Submitted", gradingProgress="Pending")
+        manual = activity.release_policy == "hold_all"  # a teacher will grade it in any case
+        payload.update(
+            activityProgress="Submitted", gradingProgress="PendingManual" if manual else "Pending"
+        )
     return payload
 
 
 def _releasable(submission: Submission) -> bool:
-    """Only a graded submission's score goes to the gradebook; a held one (needs review)
-    keeps its score for the teacher, even when the model gave one."""
+    """Only a released, graded submission's score goes to the gradebook; a held one keeps
+    its score for the teacher, even when the model gave one."""
     grade = submission.grade
     return (
         submission.status == SubmissionStatus.GRADED
         and grade is not None
-        and grade.normalized is not None
+        and grade.is_released
+        and grade.effective_normalized is not None
     )
 
 

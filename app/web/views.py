@@ -90,6 +90,8 @@ def status(token: str):
             Submission.error_message,
             Grade.score,
             Grade.scale,
+            Grade.override_score,
+            Grade.released_at,
         )
         .outerjoin(Grade, Grade.submission_id == Submission.id)
         .where(
@@ -102,7 +104,11 @@ def status(token: str):
     if row is None:
         return jsonify(submission=None)
     state = SubmissionStatus(row.status)
-    graded = state == SubmissionStatus.GRADED
+    released = state == SubmissionStatus.GRADED and row.released_at is not None
+    held = state == SubmissionStatus.GRADED and not released
+    if held:  # to the student, a held grade is one their teacher still has to review
+        state = SubmissionStatus.NEEDS_REVIEW
+    score = row.override_score if row.override_score is not None else row.score
     return jsonify(
         submission={
             "id": row.id,
@@ -113,8 +119,9 @@ def status(token: str):
             "total": row.progress_total,
             "message": row.progress_message,
             "error": row.error_message,
-            "score": row.score if graded else None,
-            "scale": row.scale if graded else None,
+            "held": held,
+            "score": score if released else None,
+            "scale": row.scale if released else None,
         }
     )
 
