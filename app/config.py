@@ -44,6 +44,11 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # How many reverse proxies (TLS terminators) to trust for X-Forwarded-* headers. Behind
     # one, set 1: launches must know they arrived over HTTPS to set iframe-proof cookies.
     "EVALUAITOR_TRUSTED_PROXIES": 0,
+    # 1: platforms added by LTI Dynamic Registration may launch at once; 0: they wait,
+    # switched off, until an admin activates them on /admin.
+    "EVALUAITOR_REGISTRATION_AUTO_ACTIVATE": 0,
+    # Hours an /admin sign-in lasts.
+    "EVALUAITOR_ADMIN_SESSION_HOURS": 8,
     # The teacher page's course roster (NRPS): seconds per request, members asked per page,
     # and seconds the roster is cached in Redis.
     "EVALUAITOR_NRPS_TIMEOUT": 5.0,

@@ -12,6 +12,12 @@ from app.extensions import db
 from app.lti import keys
 from app.models import Deployment, Platform
 
+#: Said instead of "not registered" when the registration exists but an admin switched it off.
+_SWITCHED_OFF = (
+    "Evaluaitor's administrator has switched off this registration. Ask them to activate it "
+    "on Evaluaitor's admin page."
+)
+
 
 def find_platform(issuer: str, client_id: str | None) -> Platform:
     """The active platform for an issuer and client_id.
@@ -19,25 +25,30 @@ def find_platform(issuer: str, client_id: str | None) -> Platform:
     ``client_id`` may be missing from a login initiation; that is only unambiguous when
     the issuer has a single registration.
     """
-    query = select(Platform).where(Platform.issuer == issuer, Platform.is_active.is_(True))
+    query = select(Platform).where(Platform.issuer == issuer)
     if client_id:
         query = query.where(Platform.client_id == client_id)
-    platforms = db.session.scalars(query.limit(2)).all()
+    platforms = db.session.scalars(query.where(Platform.is_active.is_(True)).limit(2)).all()
     if len(platforms) != 1:
-        raise UnknownPlatform(detail=f"no single active platform for issuer={issuer!r}")
+        switched_off = not platforms and db.session.scalar(query.limit(1)) is not None
+        raise UnknownPlatform(
+            _SWITCHED_OFF if switched_off else None,
+            detail=f"no single active platform for issuer={issuer!r}",
+        )
     return platforms[0]
 
 
 def find_deployment(platform: Platform, deployment_id: str) -> Deployment:
     deployment = db.session.scalar(
         select(Deployment).where(
-            Deployment.platform_id == platform.id,
-            Deployment.deployment_id == deployment_id,
-            Deployment.is_active.is_(True),
+            Deployment.platform_id == platform.id, Deployment.deployment_id == deployment_id
         )
     )
-    if deployment is None:
-        raise UnknownDeployment(detail=f"deployment {deployment_id!r} of platform {platform.id}")
+    if deployment is None or not deployment.is_active:
+        raise UnknownDeployment(
+            _SWITCHED_OFF if deployment else None,
+            detail=f"deployment {deployment_id!r} of platform {platform.id}",
+        )
     return deployment
 
 

@@ -1,12 +1,12 @@
-"""LTI endpoints: OIDC login initiation, launch, the tool's public keys."""
+"""LTI endpoints: OIDC login initiation, launch, the tool's public keys, registration."""
 
 from __future__ import annotations
 
 import jwt
-from flask import Blueprint, current_app, jsonify, redirect, request, url_for
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
 from app.errors import LaunchError
-from app.lti import claims, keys, session
+from app.lti import claims, keys, registration, session
 from app.lti.launch import oidc_login, validated_launch
 from app.lti.tool_config import find_deployment, find_platform
 
@@ -51,6 +51,34 @@ def jwks():
     response.cache_control.max_age = 300
     response.cache_control.public = True
     return response
+
+
+@bp.get("/register")
+def register():
+    """LTI Dynamic Registration, opened by the LMS admin from the LMS's tool registration."""
+    platform, deployment = registration.register(
+        request.args.get("openid_configuration", ""),
+        request.args.get("registration_token", ""),
+        _tool_urls(),
+        timeout=current_app.config["EVALUAITOR_AGS_TIMEOUT"],
+        activate=bool(current_app.config["EVALUAITOR_REGISTRATION_AUTO_ACTIVATE"]),
+    )
+    return render_template("lti/registered.html", platform=platform, deployment=deployment)
+
+
+@bp.get("/canvas.json")
+def canvas_json():
+    """The Canvas developer-key configuration, with this server's addresses."""
+    return jsonify(registration.canvas_configuration(_tool_urls()))
+
+
+def _tool_urls() -> registration.ToolUrls:
+    """The tool's addresses as this request reached it (behind a proxy: its public URL)."""
+    return registration.ToolUrls(
+        login=url_for("lti.login", _external=True),
+        launch=url_for("lti.launch", _external=True),
+        jwks=url_for("lti.jwks", _external=True),
+    )
 
 
 def _platform_and_deployment(id_token: str):

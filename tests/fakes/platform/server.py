@@ -16,6 +16,7 @@ from werkzeug.wrappers import Request, Response
 
 from tests.fakes.http import BackgroundServer
 
+from . import registration
 from .faults import Fault, Faults, fault_response
 from .keys import SigningKey, jwks
 from .launch import AuthorizationError, PendingLaunch, auto_submit_form, check_auth_request
@@ -31,6 +32,8 @@ _ROUTES = Map(
         Rule("/mod/lti/token.php", endpoint="token"),
         Rule("/mod/lti/certs.php", endpoint="jwks"),
         Rule("/mod/lti/return.php", endpoint="return"),
+        Rule(registration.CONFIGURATION_PATH, endpoint="openid_configuration"),
+        Rule(registration.REGISTRATION_PATH, endpoint="registration"),
         Rule(f"{_SERVICES}/<course>/lineitems", endpoint="lineitems"),
         Rule(f"{_SERVICES}/<course>/lineitems/<int:n>/lineitem", endpoint="lineitem"),
         Rule(f"{_SERVICES}/<course>/lineitems/<int:n>/lineitem/scores", endpoint="scores"),
@@ -75,6 +78,7 @@ class FakePlatform:
         self._launch_settings: dict[str, dict[str, Any]] = {}
         self._faults = Faults()
         self._services = Services(self)
+        self.registration = registration.Registration(self)
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._http = BackgroundServer(self._wsgi, f"fake-{name}")
@@ -413,6 +417,8 @@ class FakePlatform:
             )
         if kind == "jwks":
             return Response(json.dumps(jwks(*self._keys)), content_type="application/json")
+        if kind in ("openid_configuration", "registration"):
+            return self.registration.handle(kind, request)
         if kind == "return":
             return Response("Back in the course.", content_type="text/plain")
         with self._lock:
