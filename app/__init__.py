@@ -12,7 +12,7 @@ from flask import Flask, jsonify
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import config as settings
-from app import errors, i18n
+from app import api, errors, i18n
 from app.extensions import db, init_db, init_redis, migrate
 from app.uploads import UploadRequest
 
@@ -49,6 +49,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     app.register_blueprint(lti_bp)
     app.register_blueprint(web_bp)
+    api.init_app(app)
 
     @app.get("/health")
     def health():

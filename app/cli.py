@@ -17,6 +17,7 @@ from flask.cli import FlaskGroup, with_appcontext
 from sqlalchemy import select
 
 from app import create_app, tenants
+from app.api.commands import org_group, token_group
 from app.extensions import db
 from app.grading.offline import grade_command, plugins_command
 from app.models import Activity, Deployment, Platform
@@ -312,6 +313,8 @@ def keys_rotate(grace_hours: float) -> None:
 
 cli.add_command(plugins_command)
 cli.add_command(grade_command)
+cli.add_command(token_group)
+cli.add_command(org_group)
 
 
 if __name__ == "__main__":

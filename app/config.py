@@ -23,6 +23,9 @@ _STRING_SETTINGS: dict[str, str | None] = {
     "EVALUAITOR_LLM_API_KEY": None,
     "EVALUAITOR_LLM_MODEL": "gpt-4o-mini",
     "EVALUAITOR_QUEUE_PREFIX": "evaluaitor",
+    # Bearer token for the REST API's admin endpoints (organizations, database status);
+    # unset, those endpoints refuse every request.
+    "EVALUAITOR_ADMIN_TOKEN": None,
 }
 
 #: Numeric settings with their defaults (type taken from the default).
@@ -44,11 +47,6 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # How many reverse proxies (TLS terminators) to trust for X-Forwarded-* headers. Behind
     # one, set 1: launches must know they arrived over HTTPS to set iframe-proof cookies.
     "EVALUAITOR_TRUSTED_PROXIES": 0,
-    # 1: platforms added by LTI Dynamic Registration may launch at once; 0: they wait,
-    # switched off, until an admin activates them on /admin.
-    "EVALUAITOR_REGISTRATION_AUTO_ACTIVATE": 0,
-    # Hours an /admin sign-in lasts.
-    "EVALUAITOR_ADMIN_SESSION_HOURS": 8,
     # The teacher page's course roster (NRPS): seconds per request, members asked per page,
     # and seconds the roster is cached in Redis.
     "EVALUAITOR_NRPS_TIMEOUT": 5.0,
@@ -58,10 +56,21 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # cost estimate on the statistics page; 0 shows token counts only.
     "EVALUAITOR_LLM_PRICE_INPUT_PER_1K": 0.0,
     "EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K": 0.0,
+    # 1: platforms added by LTI Dynamic Registration may launch at once; 0: they wait,
+    # switched off, until an admin activates them on /admin.
+    "EVALUAITOR_REGISTRATION_AUTO_ACTIVATE": 0,
+    # Hours an /admin sign-in lasts.
+    "EVALUAITOR_ADMIN_SESSION_HOURS": 8,
+    # REST API callbacks: seconds per delivery attempt, and 1 to allow private, loopback and
+    # link-local addresses as callback targets (off: a client could make us call our own LAN).
+    "EVALUAITOR_CALLBACK_TIMEOUT": 10.0,
+    "EVALUAITOR_CALLBACK_ALLOW_PRIVATE": 0,
 }
 
 #: Delays in seconds between passback attempts; RQ retries a failed push this many times.
 DEFAULT_PASSBACK_RETRY_INTERVALS = [5, 30, 120, 600, 1800]
+#: The same for REST API callbacks.
+DEFAULT_CALLBACK_RETRY_INTERVALS = [10, 60, 300, 1800]
 
 
 def load(instance_path: str) -> dict[str, Any]:
@@ -84,6 +93,7 @@ def load(instance_path: str) -> dict[str, Any]:
     config["SQLALCHEMY_DATABASE_URI"] = config["DATABASE_URL"]
     config["MAX_CONTENT_LENGTH"] = _request_limit(config["EVALUAITOR_MAX_UPLOAD_MB"])
     config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"] = DEFAULT_PASSBACK_RETRY_INTERVALS
+    config["EVALUAITOR_CALLBACK_RETRY_INTERVALS"] = DEFAULT_CALLBACK_RETRY_INTERVALS
     return config
 
 

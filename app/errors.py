@@ -2,15 +2,15 @@
 
 Every error a user can cause carries a ``user_message`` (plain language, no internals)
 and an HTTP status. Browser routes get an accessible HTML page; JSON routes (``/…/status``,
-``Accept: application/json``) get ``{"error": code, "message": ...}``. Nothing shows a
-stack trace.
+``Accept: application/json``) get ``{"error": code, "message": ...}``; the REST API gets
+``{"error": {"code": ..., "message": ...}}``. Nothing shows a stack trace.
 """
 
 from __future__ import annotations
 
 import logging
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,13 @@ class QueueUnavailable(EvaluaitorError):
     code = "queue_unavailable"
 
 
+def _is_rest_api() -> bool:
+    """A path of the REST API (prefixes registered by :func:`app.api.init_app`), matched by
+    path so that routing errors (404, 405) outside any view answer in the API's shape too."""
+    prefixes = current_app.extensions.get("evaluaitor.api_prefixes", ())
+    return any(request.path == p or request.path.startswith(p + "/") for p in prefixes)
+
+
 def _wants_json() -> bool:
     if request.path.endswith("/status") or request.path.startswith("/api/"):
         return True
@@ -110,6 +117,8 @@ def _wants_json() -> bool:
 
 
 def _respond(status: int, code: str, message: str):
+    if _is_rest_api():
+        return jsonify(error={"code": code, "message": message}), status
     if _wants_json():
         return jsonify(error=code, message=message), status
     return render_template("error.html", status=status, message=message), status
@@ -129,7 +138,11 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def handle_http(exc: HTTPException):
-        return _respond(exc.code or 500, exc.name.lower().replace(" ", "_"), exc.description or "")
+        body, status = _respond(
+            exc.code or 500, exc.name.lower().replace(" ", "_"), exc.description or ""
+        )
+        allowed = getattr(exc, "valid_methods", None)  # a 405 says what is allowed
+        return body, status, {"Allow": ", ".join(allowed)} if allowed else {}
 
     @app.errorhandler(Exception)
     def handle_unexpected(exc: Exception):

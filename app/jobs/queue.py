@@ -17,7 +17,14 @@ from rq.job import Job
 from sqlalchemy import select
 
 from app.extensions import db, redis_connection
-from app.models import PushStatus, ScorePush, Submission, SubmissionStatus
+from app.models import (
+    Evaluation,
+    EvaluationStatus,
+    PushStatus,
+    ScorePush,
+    Submission,
+    SubmissionStatus,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +55,7 @@ def mark_push(push: ScorePush) -> None:
     push.job_id = uuid.uuid4().hex
 
 
-def dispatch(*rows: Submission | ScorePush) -> bool:
+def dispatch(*rows: Submission | ScorePush | Evaluation) -> bool:
     """Create the RQ jobs for rows marked and committed; False if Redis could not take them.
 
     On failure the marks are undone (a submission goes back to ``received``) so the sweeper
@@ -83,10 +90,11 @@ def enqueue_push(push: ScorePush) -> bool:
     return dispatch(push)
 
 
-def _enqueue(row: Submission | ScorePush, pipe) -> None:
-    if isinstance(row, Submission):
+def _enqueue(row: Submission | ScorePush | Evaluation, pipe) -> None:
+    if isinstance(row, Submission | Evaluation):
+        task = "grade_submission" if isinstance(row, Submission) else "grade_evaluation"
         queue(GRADING).enqueue(
-            "app.jobs.tasks.grade_submission",
+            f"app.jobs.tasks.{task}",
             row.id,
             job_id=row.job_id,
             job_timeout=GRADING_TIMEOUT,
@@ -107,7 +115,7 @@ def _enqueue(row: Submission | ScorePush, pipe) -> None:
     )
 
 
-def _label(row: Submission | ScorePush) -> str:
+def _label(row: Submission | ScorePush | Evaluation) -> str:
     return f"{type(row).__name__.lower()} {row.id}"
 
 
@@ -137,9 +145,14 @@ def requeue_stale(older_than: timedelta) -> int:
             ScorePush.status == PushStatus.PENDING, ScorePush.created_at < cutoff
         )
     ).all()
-    for row in [*queued, *pushes]:
+    evaluations = db.session.scalars(
+        select(Evaluation).where(
+            Evaluation.status == EvaluationStatus.QUEUED, Evaluation.enqueued_at < cutoff
+        )
+    ).all()
+    for row in [*queued, *pushes, *evaluations]:
         if row.job_id is None or not Job.exists(row.job_id, connection=redis_connection()):
-            if isinstance(row, Submission):
+            if isinstance(row, Submission | Evaluation):
                 row.job_id = uuid.uuid4().hex
             else:
                 mark_push(row)

@@ -55,3 +55,17 @@ def send_score(push_id: int) -> None:
 
     with _job_context():
         passback.send(push_id)
+
+
+def grade_evaluation(evaluation_id: int) -> None:
+    from app.api import grading
+
+    with _job_context():
+        grading.grade_evaluation(evaluation_id)
+
+
+def send_callback(evaluation_id: int) -> None:
+    from app.api import callbacks
+
+    with _job_context():
+        callbacks.deliver(evaluation_id)

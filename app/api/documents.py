@@ -1,0 +1,78 @@
+"""The JSON documents an evaluation is shown as (API answers and callback bodies)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.api.schemas import (
+    CallbackState,
+    EvaluationSummary,
+    Progress,
+    ResultBody,
+    StatusOut,
+    utc,
+)
+from app.models import Evaluation, EvaluationStatus
+
+#: States that have a result document.
+WITH_RESULT = (EvaluationStatus.COMPLETED, EvaluationStatus.NEEDS_REVIEW)
+
+
+def status_document(evaluation: Evaluation) -> StatusOut:
+    step, total = evaluation.progress_step, evaluation.progress_total
+    started, finished = utc(evaluation.started_at), utc(evaluation.finished_at)
+    callback = None
+    if evaluation.callback_url:
+        callback = CallbackState(
+            url=evaluation.callback_url,
+            status=evaluation.callback_status,
+            attempts=evaluation.callback_attempts,
+            error=evaluation.callback_error,
+        )
+    return StatusOut(
+        job_code=evaluation.code,
+        status=evaluation.status,
+        progress=Progress(
+            step=step,
+            total=total,
+            percentage=round(100 * step / total, 1) if total else 0.0,
+            message=evaluation.progress_message,
+        ),
+        created_at=utc(evaluation.created_at),
+        started_at=started,
+        finished_at=finished,
+        duration_seconds=(finished - started).total_seconds() if started and finished else None,
+        error_message=evaluation.error_message,
+        callback=callback,
+    )
+
+
+def result_body(evaluation: Evaluation) -> dict[str, Any] | None:
+    """The grading result as JSON, or None while there is none (queued, running, failed)."""
+    stored = evaluation.result
+    if evaluation.status not in WITH_RESULT or stored is None:
+        return None
+    return ResultBody(
+        score=stored.get("score"),
+        max_score=stored.get("max_score"),
+        score_normalized=stored.get("score_normalized"),
+        feedback=stored.get("feedback", ""),
+        criteria=stored.get("criteria", []),
+        flags=stored.get("flags", []),
+        provenance=stored.get("provenance", {}),
+        model_used=evaluation.evaluator_id,
+        processing_time_ms=stored.get("provenance", {}).get("grading_ms"),
+    ).model_dump(mode="json")
+
+
+def summary(evaluation: Evaluation) -> EvaluationSummary:
+    return EvaluationSummary(
+        job_code=evaluation.code,
+        status=evaluation.status,
+        evaluator_id=evaluation.evaluator_id,
+        plugin_name=evaluation.plugin_name,
+        original_filename=evaluation.original_filename,
+        client_reference=evaluation.client_reference,
+        created_at=utc(evaluation.created_at),
+        finished_at=utc(evaluation.finished_at),
+    )

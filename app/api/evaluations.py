@@ -1,0 +1,234 @@
+"""API evaluations as a service: accept a file, find, list, cancel, and finish one.
+
+State changes that can race (the worker finishing while the client cancels) are single
+conditional UPDATEs (``… WHERE status IN (…)``), so exactly one side wins and the other
+learns it from the row count.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from redis.exceptions import RedisError
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+from sqlalchemy import Select, func, select, update
+
+from app.api import callbacks
+from app.api.errors import ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
+from app.api.schemas import ListQuery, SubmissionForm
+from app.extensions import db, redis_connection
+from app.extract import EmptyFileError, ExtractionError, UnsupportedFileError, sniff
+from app.grading import registry
+from app.grading.registry import PluginError
+from app.grading.rubric import RubricError, parse_rubric
+from app.jobs import queue
+from app.models import Evaluation, EvaluationStatus, Organization
+from app.uploads import IncomingFile, incoming_dir
+
+log = logging.getLogger(__name__)
+
+#: States an evaluation can still leave; the others are final.
+OPEN = (EvaluationStatus.QUEUED, EvaluationStatus.PROCESSING)
+FINAL = (
+    EvaluationStatus.COMPLETED,
+    EvaluationStatus.NEEDS_REVIEW,
+    EvaluationStatus.FAILED,
+    EvaluationStatus.CANCELLED,
+)
+CODE_PREFIX = "ev_"
+
+
+def submit(
+    organization: Organization,
+    form: SubmissionForm,
+    filename: str | None,
+    stream: BinaryIO,
+    *,
+    data_dir: str,
+    max_mb: float,
+    default_model: str,
+) -> Evaluation:
+    """Check the request, store the file under ``o<org id>/`` and queue the grading job.
+
+    Everything is checked before a byte is kept; the row is committed before the job is
+    enqueued, and if Redis is down the sweeper enqueues it later (the client still gets 202).
+    """
+    plugin = _plugin(form)
+    rubric = _rubric(form)
+    if form.callback_url is not None:
+        callbacks.check_url(str(form.callback_url))
+        if not organization.callback_secret:
+            raise InvalidRequest(
+                "callback_url: this organization has no callback secret yet; an administrator "
+                "creates one with 'evaluaitor org callback-secret'."
+            )
+    name = Path((filename or "").replace("\\", "/")).name.strip()[:255]
+    if not name:
+        raise InvalidRequest("file: a file is required (multipart field 'file').")
+    incoming = stream
+    if not isinstance(incoming, IncomingFile):
+        incoming = IncomingFile.copy_of(stream, incoming_dir(data_dir), int(max_mb * 1024 * 1024))
+    try:
+        kind = _kind(name, incoming, plugin.file_types, plugin.name)
+        code = CODE_PREFIX + secrets.token_urlsafe(18)
+        directory = Path(data_dir) / f"o{organization.id}"
+        directory.mkdir(parents=True, exist_ok=True)
+        final_path = directory / f"{code}{Path(name).suffix.lower()}"
+        incoming.keep_as(final_path)
+        size, digest = incoming.size, incoming.sha256
+    finally:
+        incoming.close()
+    evaluation = Evaluation(
+        code=code,
+        organization_id=organization.id,
+        status=EvaluationStatus.QUEUED,
+        original_filename=name,
+        kind=kind,
+        size_bytes=size,
+        sha256=digest,
+        storage_path=str(final_path.relative_to(data_dir)),
+        plugin_name=plugin.name,
+        plugin_params=form.plugin_params or {},
+        evaluator_id=form.evaluator_id or default_model,
+        instructions=form.instructions,
+        rubric=rubric,
+        max_score=form.max_score,
+        client_reference=form.client_reference,
+        client_metadata=form.metadata or {},
+        callback_url=str(form.callback_url) if form.callback_url else None,
+        callback_status="pending" if form.callback_url else None,
+        job_id=uuid.uuid4().hex,
+        enqueued_at=datetime.now(UTC),
+        progress_message="Waiting in the grading queue",
+    )
+    db.session.add(evaluation)
+    try:
+        db.session.commit()
+    except Exception:
+        db.session.rollback()
+        final_path.unlink(missing_ok=True)
+        raise
+    queue.dispatch(evaluation)
+    return evaluation
+
+
+def _plugin(form: SubmissionForm):
+    try:
+        plugin = registry.get(form.plugin_name)
+        registry.validate_params(plugin, form.plugin_params)
+    except PluginError as exc:
+        field = "plugin_name" if isinstance(exc, registry.UnknownPlugin) else "plugin_params"
+        raise InvalidRequest(f"{field}: {exc}") from exc
+    return plugin
+
+
+def _rubric(form: SubmissionForm) -> dict | None:
+    if form.rubric is None:
+        return None
+    try:
+        return parse_rubric(form.rubric).model_dump(mode="json")
+    except RubricError as exc:
+        raise InvalidRequest(f"rubric: {exc}") from exc
+
+
+def _kind(name: str, incoming: IncomingFile, accepted: tuple[str, ...], plugin: str) -> str:
+    """The file's real kind (from its bytes), if the strategy grades that kind."""
+    try:
+        kind = sniff(name, incoming.head)
+    except EmptyFileError as exc:
+        raise InvalidRequest(f"file: {exc.user_message}") from exc
+    except (UnsupportedFileError, ExtractionError) as exc:
+        raise UnsupportedMediaType(f"file: {exc.user_message}") from exc
+    if kind.value not in accepted:
+        raise UnsupportedMediaType(
+            f"file: the strategy {plugin} grades only these kinds: {', '.join(accepted)}."
+        )
+    return kind.value
+
+
+def fetch(organization: Organization, code: str) -> Evaluation:
+    """The organization's evaluation with this code. Another organization's code is as
+    unknown as a made-up one: the answer must not tell them apart."""
+    evaluation = db.session.scalar(
+        select(Evaluation).where(
+            Evaluation.code == code, Evaluation.organization_id == organization.id
+        )
+    )
+    if evaluation is None:
+        raise ApiNotFound("There is no evaluation with this code.")
+    return evaluation
+
+
+def search(organization: Organization, query: ListQuery) -> tuple[int, list[Evaluation]]:
+    """One page of the organization's evaluations, and how many match in all."""
+    statement: Select = select(Evaluation).where(Evaluation.organization_id == organization.id)
+    if query.status is not None:
+        statement = statement.where(Evaluation.status == query.status)
+    if query.client_reference is not None:
+        statement = statement.where(Evaluation.client_reference == query.client_reference)
+    if query.created_after is not None:
+        statement = statement.where(Evaluation.created_at > query.created_after)
+    if query.created_before is not None:
+        statement = statement.where(Evaluation.created_at < query.created_before)
+    total = db.session.scalar(select(func.count()).select_from(statement.subquery()))
+    column = getattr(Evaluation, query.sort_by)
+    order = column.asc() if query.sort_order == "asc" else column.desc()
+    tie = Evaluation.id.asc() if query.sort_order == "asc" else Evaluation.id.desc()
+    page = db.session.scalars(
+        statement.order_by(order, tie).limit(query.limit).offset(query.offset)
+    ).all()
+    return total or 0, list(page)
+
+
+def cancel(evaluation: Evaluation) -> None:
+    """Cancel a queued or running evaluation. A queued job leaves RQ now; a running one
+    stops at its next progress report (the worker checks the row). Finished: Conflict."""
+    changed = move(evaluation, OPEN, EvaluationStatus.CANCELLED, error_message=None)
+    if not changed:
+        raise Conflict(
+            "already_finished",
+            f"The evaluation has already finished ({evaluation.status}); it cannot be cancelled.",
+        )
+    if evaluation.job_id:
+        try:
+            Job.fetch(evaluation.job_id, connection=redis_connection()).cancel()
+        except NoSuchJobError:
+            pass  # already taken by a worker, or Redis lost it: the status check stops it
+        except RedisError as exc:
+            log.warning("could not remove job of evaluation %s: %s", evaluation.id, exc)
+    finished(evaluation)
+
+
+def move(
+    evaluation: Evaluation,
+    allowed_from: tuple[EvaluationStatus, ...],
+    status: EvaluationStatus,
+    **values: object,
+) -> bool:
+    """Set ``status`` (and ``values``) only if the row is still in ``allowed_from``; commit.
+
+    Returns whether it changed; the object is refreshed either way.
+    """
+    if status in FINAL:
+        values.setdefault("finished_at", datetime.now(UTC))
+    result = db.session.execute(
+        update(Evaluation)
+        .where(Evaluation.id == evaluation.id, Evaluation.status.in_(allowed_from))
+        .values(status=status, **values)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    db.session.refresh(evaluation)
+    return result.rowcount == 1
+
+
+def finished(evaluation: Evaluation) -> None:
+    """Hook for every final state: tell the client's callback URL, if it gave one."""
+    if evaluation.callback_url:
+        callbacks.schedule(evaluation)

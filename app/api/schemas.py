@@ -1,0 +1,233 @@
+"""What the REST API reads and writes, as pydantic models.
+
+Validation of request bodies and query strings happens here, at the edge; the same models
+give the OpenAPI document its schemas (:mod:`app.api.openapi`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
+
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Json,
+    ValidationError,
+    field_validator,
+)
+
+from app.api.errors import InvalidRequest
+from app.models import EvaluationStatus
+
+#: Client-chosen ids (organizations): letters, digits and a few separators.
+EXTERNAL_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,254}$"
+MAX_PAGE = 200
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorDetail(Strict):
+    code: str
+    message: str
+
+
+class ErrorBody(Strict):
+    error: ErrorDetail
+
+
+class OrganizationIn(Strict):
+    external_id: str = Field(pattern=EXTERNAL_ID, description="The client's id for it.")
+    name: str | None = Field(None, max_length=200)
+    config: dict[str, Any] | None = Field(None, description="Free-form settings, no secrets.")
+    is_active: bool | None = None
+
+
+class OrganizationOut(Strict):
+    id: int
+    external_id: str
+    name: str
+    is_active: bool
+    config: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    evaluations_count: int
+    pending_evaluations: int
+    callback_secret: str | None = Field(
+        None, description="Only in the answer that created the organization: keep it."
+    )
+
+
+class DatabaseInfo(Strict):
+    reachable: bool
+    dialect: str
+    revision: str | None
+    head: str | None
+    schema_current: bool
+
+
+class DatabaseStatus(Strict):
+    database: DatabaseInfo
+    evaluations_count: int | None
+    pending_evaluations: int | None
+    organizations_count: int | None
+
+
+class SubmissionForm(Strict):
+    """The form fields of ``POST /evaluations`` besides ``file``."""
+
+    organization_external_id: str | None = Field(
+        None, max_length=255, description="Optional; must be the token's own organization."
+    )
+    evaluator_id: str | None = Field(
+        None, max_length=200, description="Model or assistant id; default: the server's model."
+    )
+    plugin_name: str = Field("rubric_eval", max_length=100)
+    plugin_params: Json[dict[str, Any]] | None = Field(None, description="A JSON object.")
+    client_reference: str = Field("", max_length=255)
+    metadata: Json[dict[str, Any]] | None = Field(None, description="A JSON object, echoed.")
+    callback_url: AnyHttpUrl | None = Field(None, max_length=1000)
+    instructions: str = Field("", max_length=20000, description="The assignment text.")
+    rubric: Json[dict[str, Any] | list[Any]] | None = Field(
+        None, description='A JSON rubric: {"criteria": [...]} or a list of criteria.'
+    )
+    max_score: float = Field(10.0, gt=0, le=10000)
+
+
+class Accepted(Strict):
+    job_code: str
+    status: EvaluationStatus
+    message: str
+    created_at: datetime
+
+
+class Progress(Strict):
+    step: int
+    total: int
+    percentage: float
+    message: str
+
+
+class CallbackState(Strict):
+    url: str
+    status: str | None
+    attempts: int
+    error: str | None
+
+
+class StatusOut(Strict):
+    job_code: str
+    status: EvaluationStatus
+    progress: Progress
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    duration_seconds: float | None
+    error_message: str | None
+    callback: CallbackState | None
+
+
+class ResultBody(Strict):
+    score: float | None
+    max_score: float | None
+    score_normalized: float | None
+    feedback: str
+    criteria: list[dict[str, Any]]
+    flags: list[dict[str, Any]]
+    provenance: dict[str, Any]
+    model_used: str
+    processing_time_ms: int | None
+
+
+class ResultOut(Strict):
+    job_code: str
+    status: EvaluationStatus
+    client_reference: str
+    metadata: dict[str, Any]
+    review_reason: str | None = Field(None, description="Why a needs_review result waits.")
+    result: ResultBody
+
+
+class ListQuery(Strict):
+    status: EvaluationStatus | None = None
+    client_reference: str | None = Field(None, max_length=255)
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    limit: int = Field(50, ge=1, le=MAX_PAGE)
+    offset: int = Field(0, ge=0, le=1_000_000)
+    sort_by: Literal["created_at", "finished_at", "status"] = "created_at"
+    sort_order: Literal["asc", "desc"] = "desc"
+
+    @field_validator("created_after", "created_before")
+    @classmethod
+    def _in_utc(cls, value: datetime | None) -> datetime | None:
+        """Compared with stored UTC moments; a moment without a zone is taken as UTC."""
+        if value is None or value.tzinfo is None:
+            return value and value.replace(tzinfo=UTC)
+        try:
+            return value.astimezone(UTC)
+        except OverflowError as exc:
+            raise ValueError("is out of range") from exc
+
+
+class EvaluationSummary(Strict):
+    job_code: str
+    status: EvaluationStatus
+    evaluator_id: str
+    plugin_name: str
+    original_filename: str
+    client_reference: str
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class EvaluationList(Strict):
+    total: int
+    limit: int
+    offset: int
+    items: list[EvaluationSummary]
+
+
+class Cancelled(Strict):
+    job_code: str
+    status: EvaluationStatus
+    message: str
+
+
+class PluginOut(Strict):
+    name: str
+    description: str
+    version: str
+    supported_file_types: list[str]
+    needs_llm: bool
+    parameters: dict[str, Any] = Field(description="The settings' JSON Schema.")
+
+
+class PluginList(Strict):
+    plugins: list[PluginOut]
+
+
+def parse(model: type[M], data: Any) -> M:
+    """``data`` validated as ``model``; InvalidRequest names each field that is wrong."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False):
+            field = ".".join(str(part) for part in error["loc"]) or "body"
+            message = "is not a known field" if error["type"] == "extra_forbidden" else error["msg"]
+            problems.append(f"{field}: {message}")
+        raise InvalidRequest("; ".join(problems)) from exc
+
+
+def utc(moment: datetime | None) -> datetime | None:
+    """Stored moments are UTC; SQLite hands them back without a zone."""
+    if moment is None:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -1,0 +1,262 @@
+"""The REST API's routes. Views authenticate, parse, call a service function and answer;
+the rules live in :mod:`app.api.evaluations`, :mod:`app.api.auth` and :mod:`app.tenants`."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from flask import Blueprint, current_app, jsonify, request
+from pydantic import BaseModel
+from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from app import tenants
+from app.api import auth, documents, evaluations, openapi
+from app.api.errors import ApiForbidden, ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
+from app.api.schemas import (
+    Accepted,
+    Cancelled,
+    DatabaseInfo,
+    DatabaseStatus,
+    EvaluationList,
+    ListQuery,
+    OrganizationIn,
+    OrganizationOut,
+    PluginList,
+    PluginOut,
+    ResultOut,
+    SubmissionForm,
+    parse,
+    utc,
+)
+from app.extensions import db
+from app.grading import registry
+from app.models import Evaluation, EvaluationStatus, Organization
+
+bp = Blueprint("api", __name__)
+
+
+def _json(model: BaseModel, status: int = 200):
+    return current_app.response_class(
+        model.model_dump_json(), status=status, mimetype="application/json"
+    )
+
+
+def _json_body() -> Any:
+    if not request.is_json:
+        raise UnsupportedMediaType("Send the body as JSON (Content-Type: application/json).")
+    body = request.get_json(silent=True)
+    if body is None:
+        raise InvalidRequest("body: not valid JSON.")
+    return body
+
+
+@bp.after_request
+def _challenge(response):
+    if response.status_code == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="evaluaitor"'
+    return response
+
+
+# -- system ------------------------------------------------------------------------------
+
+
+@bp.get("/database/status")
+def database_status():
+    auth.require_admin()
+    try:
+        current, head = _revisions()
+        counts = (
+            db.session.scalar(select(func.count(Evaluation.id))),
+            db.session.scalar(
+                select(func.count(Evaluation.id)).where(Evaluation.status.in_(evaluations.OPEN))
+            ),
+            db.session.scalar(select(func.count(Organization.id))),
+        )
+        reachable = True
+    except SQLAlchemyError:
+        db.session.rollback()
+        current, head, counts, reachable = None, None, (None, None, None), False
+    status = DatabaseStatus(
+        database=DatabaseInfo(
+            reachable=reachable,
+            dialect=db.engine.dialect.name,
+            revision=current,
+            head=head,
+            schema_current=reachable and current == head,
+        ),
+        evaluations_count=counts[0],
+        pending_evaluations=counts[1],
+        organizations_count=counts[2],
+    )
+    return _json(status, 200 if reachable else 503)
+
+
+def _revisions() -> tuple[str | None, str | None]:
+    """The database's Alembic revision and the newest one this code ships."""
+    directory = current_app.extensions["migrate"].directory
+    head = ScriptDirectory(directory).get_current_head()
+    with db.engine.connect() as connection:
+        current = MigrationContext.configure(connection).get_current_revision()
+    return current, head
+
+
+# -- organizations -----------------------------------------------------------------------
+
+
+@bp.post("/organizations")
+def put_organization():
+    auth.require_admin()
+    data = parse(OrganizationIn, _json_body())
+    org, created = tenants.upsert_organization(data.external_id, name=data.name, config=data.config)
+    if data.is_active is not None:
+        org.is_active = data.is_active
+    secret = None
+    if created:
+        secret = org.callback_secret = auth.new_callback_secret()
+    db.session.commit()
+    return _json(_organization(org, callback_secret=secret), 201 if created else 200)
+
+
+@bp.get("/organizations/<external_id>")
+def get_organization(external_id: str):
+    auth.require_admin()
+    org = db.session.scalar(select(Organization).where(Organization.external_id == external_id))
+    if org is None:
+        raise ApiNotFound("There is no organization with this external id.")
+    return _json(_organization(org))
+
+
+def _organization(org: Organization, *, callback_secret: str | None = None) -> OrganizationOut:
+    def count(*conditions) -> int:
+        query = select(func.count(Evaluation.id)).where(Evaluation.organization_id == org.id)
+        return db.session.scalar(query.where(*conditions)) or 0
+
+    return OrganizationOut(
+        id=org.id,
+        external_id=org.external_id,
+        name=org.name,
+        is_active=org.is_active,
+        config=org.config or {},
+        created_at=utc(org.created_at),
+        updated_at=utc(org.updated_at),
+        evaluations_count=count(),
+        pending_evaluations=count(Evaluation.status.in_(evaluations.OPEN)),
+        callback_secret=callback_secret,
+    )
+
+
+# -- evaluations -------------------------------------------------------------------------
+
+
+@bp.post("/evaluations")
+def submit_evaluation():
+    org = auth.require_organization()
+    if request.mimetype != "multipart/form-data":
+        raise UnsupportedMediaType("Send the evaluation as multipart/form-data.")
+    fields = {key: value for key, value in request.form.items() if value != ""}
+    form = parse(SubmissionForm, fields)
+    if form.organization_external_id not in (None, org.external_id):
+        raise ApiForbidden("This token belongs to another organization.")
+    upload = request.files.get("file")
+    if upload is None:
+        raise InvalidRequest("file: a file is required (multipart field 'file').")
+    config = current_app.config
+    evaluation = evaluations.submit(
+        org,
+        form,
+        upload.filename,
+        upload.stream,
+        data_dir=config["EVALUAITOR_DATA_DIR"],
+        max_mb=config["EVALUAITOR_MAX_UPLOAD_MB"],
+        default_model=config["EVALUAITOR_LLM_MODEL"],
+    )
+    accepted = Accepted(
+        job_code=evaluation.code,
+        status=evaluation.status,
+        message="The evaluation is queued.",
+        created_at=utc(evaluation.created_at),
+    )
+    response = _json(accepted, 202)
+    response.headers["Location"] = f"/evaluations/{evaluation.code}/status"
+    return response
+
+
+@bp.get("/evaluations")
+def list_evaluations():
+    org = auth.require_organization()
+    query = parse(ListQuery, request.args.to_dict())
+    total, page = evaluations.search(org, query)
+    return _json(
+        EvaluationList(
+            total=total,
+            limit=query.limit,
+            offset=query.offset,
+            items=[documents.summary(e) for e in page],
+        )
+    )
+
+
+@bp.get("/evaluations/<code>/status")
+def evaluation_status(code: str):
+    evaluation = evaluations.fetch(auth.require_organization(), code)
+    return _json(documents.status_document(evaluation))
+
+
+@bp.get("/evaluations/<code>/result")
+def evaluation_result(code: str):
+    evaluation = evaluations.fetch(auth.require_organization(), code)
+    body = documents.result_body(evaluation)
+    if body is None:
+        if evaluation.status in evaluations.OPEN:
+            raise Conflict("not_finished", "The evaluation has not finished yet; poll its status.")
+        raise Conflict(
+            "no_result",
+            f"The evaluation ended without a result ({evaluation.status}): "
+            f"{evaluation.error_message or 'no details'}",
+        )
+    held = evaluation.status == EvaluationStatus.NEEDS_REVIEW
+    return _json(
+        ResultOut(
+            job_code=evaluation.code,
+            status=evaluation.status,
+            client_reference=evaluation.client_reference,
+            metadata=evaluation.client_metadata or {},
+            review_reason=evaluation.error_message if held else None,
+            result=body,
+        )
+    )
+
+
+@bp.post("/evaluations/<code>/cancel")
+def cancel_evaluation(code: str):
+    evaluation = evaluations.fetch(auth.require_organization(), code)
+    evaluations.cancel(evaluation)
+    return _json(
+        Cancelled(job_code=evaluation.code, status=evaluation.status, message="Cancelled.")
+    )
+
+
+@bp.get("/openapi.json")
+def openapi_document():
+    from app import __version__
+
+    return jsonify(_openapi(__version__))
+
+
+@cache
+def _openapi(version: str) -> dict[str, Any]:
+    return openapi.document(version)
+
+
+# -- plugins -----------------------------------------------------------------------------
+
+
+@bp.get("/plugins")
+def list_plugins():
+    auth.authenticate()
+    plugins = [PluginOut(**registry.describe(p)) for p in registry.all_plugins()]
+    return _json(PluginList(plugins=plugins))
