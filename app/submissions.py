@@ -58,6 +58,11 @@ def _store(
     incoming: IncomingFile,
     data_dir: str,
 ) -> Submission:
+    if attempts_left(activity, user.id) == 0:
+        raise UploadError(
+            f"You have used all {activity.max_attempts} attempts for this activity. "
+            "Your teacher can allow one more."
+        )
     try:
         kind = sniff(filename, incoming.head)
     except ExtractionError as exc:
@@ -105,6 +110,19 @@ def _store(
         raise
     queue.dispatch(submission, *([push] if push else []))
     return submission
+
+
+def attempts_left(activity: Activity, user_id: int) -> int | None:
+    """Uploads the student may still make; None when unlimited. Each attempt a teacher
+    reopened grants one more."""
+    if activity.max_attempts is None:
+        return None
+    used, reopened = db.session.execute(
+        select(func.count(Submission.id), func.count(Submission.reopened_at)).where(
+            Submission.activity_id == activity.id, Submission.user_id == user_id
+        )
+    ).one()
+    return max(0, activity.max_attempts + reopened - used)
 
 
 def _clean_filename(raw: str | None) -> str:

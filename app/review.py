@@ -1,0 +1,295 @@
+"""A teacher's review of grades: override, release, regrade, reopen. Every action is audited.
+
+The AI's own result stays in ``Grade.score``/``feedback``/``criteria``; a teacher's changes go
+to ``override_*`` and win wherever a grade is shown or sent. A grade reaches the student and
+the gradebook only once released (``Grade.released_at``); see app.grading.service for when
+that happens by itself. Views parse forms into plain values and call these functions; the
+functions validate, change, record an :class:`AuditEvent`, commit, and only then enqueue
+(so a push never races the commit).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import current_app
+from flask_babel import gettext as _
+from sqlalchemy import func, select
+
+from app.errors import EvaluaitorError
+from app.extensions import db
+from app.grading import registry
+from app.grading import service as grading
+from app.jobs import queue
+from app.lti import passback
+from app.models import Activity, AuditEvent, Grade, Submission, SubmissionStatus
+
+MAX_FEEDBACK_CHARS = 20_000
+_MODEL_NAME = re.compile(r"^[\w.:/@+-]{1,200}$")
+
+
+class ReviewError(EvaluaitorError):
+    """A review action that cannot be done as asked; the message says why."""
+
+    code = "review_error"
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def latest_attempt(submission: Submission) -> int:
+    return db.session.scalar(
+        select(func.max(Submission.attempt)).where(
+            Submission.activity_id == submission.activity_id,
+            Submission.user_id == submission.user_id,
+        )
+    )
+
+
+def history(submission: Submission) -> list[AuditEvent]:
+    return list(
+        db.session.scalars(
+            select(AuditEvent)
+            .where(AuditEvent.submission_id == submission.id)
+            .order_by(AuditEvent.id)
+        )
+    )
+
+
+# -- actions ----------------------------------------------------------------------------
+
+
+def override(
+    submission: Submission,
+    actor_id: int,
+    *,
+    score: str = "",
+    feedback: str = "",
+    criteria: dict[int, str] | None = None,
+) -> Grade:
+    """Store a teacher's score, feedback and per-criterion scores (as typed in the form).
+
+    A blank score or feedback, or a value equal to the AI's, means "keep the AI's". A
+    submission the grader could not score becomes ``graded`` (held) once it has a score.
+    A released grade goes to the gradebook again. Raises ReviewError.
+    """
+    grade = _reviewable_grade(submission)
+    if grade.scale is None:  # the grader gave no score: the teacher grades on the maximum
+        grade.scale = submission.activity.max_score or _default_maximum()
+    before = snapshot(grade)
+    new_score = _number(score, grade.scale, _("The score"))
+    new_feedback = feedback.strip()
+    if len(new_feedback) > MAX_FEEDBACK_CHARS:
+        raise ReviewError(
+            _("The feedback is too long (at most %(n)s characters).", n=MAX_FEEDBACK_CHARS)
+        )
+    new_criteria = _criteria(grade.criteria, criteria or {})
+
+    grade.override_score = None if new_score == grade.score else new_score
+    grade.override_feedback = (
+        new_feedback if new_feedback and new_feedback != grade.feedback.strip() else None
+    )
+    grade.override_criteria = new_criteria
+    grade.overridden_at, grade.overridden_by_id = datetime.now(UTC), actor_id
+    if submission.status == SubmissionStatus.NEEDS_REVIEW and grade.effective_score is not None:
+        submission.move_to(SubmissionStatus.GRADED)
+        submission.error_message = None
+    record(submission, actor_id, "override", {"before": before, "after": snapshot(grade)})
+    push = passback.publish_grade(submission) if grade.is_released else None
+    _commit_and_send(push)
+    return grade
+
+
+def release(submission: Submission, actor_id: int) -> bool:
+    """Release a held grade to the student and the gradebook; False if it already was."""
+    grade = _reviewable_grade(submission)
+    if grade.is_released:
+        return False
+    if submission.status != SubmissionStatus.GRADED or grade.effective_score is None:
+        raise ReviewError(_("This submission has no score to release yet. Enter one first."))
+    grade.released_at, grade.released_by_id = datetime.now(UTC), actor_id
+    record(submission, actor_id, "release", {"score": grade.effective_score, "scale": grade.scale})
+    _commit_and_send(passback.publish_grade(submission))
+    return True
+
+
+def release_all(activity: Activity, actor_id: int) -> int:
+    """Release every held grade with a score among the students' latest attempts."""
+    newest = (
+        select(Submission.user_id, func.max(Submission.attempt).label("attempt"))
+        .where(Submission.activity_id == activity.id)
+        .group_by(Submission.user_id)
+        .subquery()
+    )
+    held = db.session.scalars(
+        select(Submission)
+        .join(
+            newest,
+            (Submission.user_id == newest.c.user_id) & (Submission.attempt == newest.c.attempt),
+        )
+        .join(Grade, Grade.submission_id == Submission.id)
+        .where(
+            Submission.activity_id == activity.id,
+            Submission.status == SubmissionStatus.GRADED,
+            Grade.released_at.is_(None),
+        )
+    ).all()
+    released = 0
+    for submission in held:
+        if submission.grade.effective_score is not None:
+            released += release(submission, actor_id)
+    return released
+
+
+def regrade(submission: Submission, actor_id: int, *, plugin: str = "", model: str = "") -> None:
+    """Grade again, with the activity's strategy and model or the ones given.
+
+    The new result replaces the AI grade (and any override); the old one is kept in the
+    audit event. Raises ReviewError for a submission being graded or invalid choices.
+    """
+    if submission.status not in (
+        SubmissionStatus.GRADED,
+        SubmissionStatus.NEEDS_REVIEW,
+        SubmissionStatus.FAILED,
+    ):
+        raise ReviewError(_("This submission is being graded already."))
+    if submission.attempt != latest_attempt(submission):
+        raise ReviewError(_("Only the student's latest submission counts; regrade that one."))
+    activity = submission.activity
+    plugin, model = plugin.strip(), model.strip()
+    chosen: dict[str, Any] = {}
+    if plugin and plugin != activity.plugin_name:
+        try:
+            strategy = registry.get(plugin)
+            params = registry.validate_params(strategy, {})
+        except registry.PluginError as exc:
+            raise ReviewError(str(exc)) from exc
+        chosen |= {
+            "plugin": strategy.name,
+            "params": params.model_dump(mode="json", exclude_defaults=True),
+        }
+    if model:
+        if not _MODEL_NAME.match(model):
+            raise ReviewError(_("A model name has letters, digits and . : / @ + - _ only."))
+        chosen["model"] = model
+    record(
+        submission,
+        actor_id,
+        "regrade",
+        {
+            "before": snapshot(submission.grade, full=True),
+            "after": {
+                "plugin": chosen.get("plugin", activity.plugin_name),
+                "model": chosen.get("model") or activity.model,
+            },
+        },
+    )
+    submission.grading_override = chosen or None
+    db.session.commit()
+    grading.retry(submission)
+
+
+def reopen(submission: Submission, actor_id: int) -> None:
+    """Let a student who used every attempt submit once more."""
+    if submission.activity.max_attempts is None:
+        raise ReviewError(_("This activity allows unlimited attempts: nothing to reopen."))
+    if submission.attempt != latest_attempt(submission):
+        raise ReviewError(_("Only the student's latest submission can be reopened."))
+    if submission.reopened_at is not None:
+        raise ReviewError(_("This submission was reopened already."))
+    submission.reopened_at = datetime.now(UTC)
+    record(submission, actor_id, "reopen", {"attempt": submission.attempt})
+    db.session.commit()
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def record(submission: Submission, actor_id: int, action: str, details: dict[str, Any]) -> None:
+    """Add the audit event for an action; the caller commits it with the change."""
+    db.session.add(
+        AuditEvent(
+            activity_id=submission.activity_id,
+            submission_id=submission.id,
+            actor_id=actor_id,
+            action=action,
+            details=details,
+        )
+    )
+
+
+def snapshot(grade: Grade | None, *, full: bool = False) -> dict[str, Any]:
+    """A grade as JSON for the audit log; ``full`` adds what a regrade throws away."""
+    if grade is None:
+        return {}
+    data: dict[str, Any] = {
+        "score": grade.score,
+        "scale": grade.scale,
+        "override_score": grade.override_score,
+        "override_feedback": grade.override_feedback,
+        "override_criteria": grade.override_criteria,
+        "released_at": grade.released_at.isoformat() if grade.released_at else None,
+    }
+    if full:
+        data |= {
+            "feedback": grade.feedback,
+            "criteria": grade.criteria,
+            "flags": grade.flags,
+            "raw_replies": grade.raw_replies,
+            "plugin": (grade.provenance or {}).get("plugin"),
+            "models": (grade.provenance or {}).get("models"),
+        }
+    return data
+
+
+def _reviewable_grade(submission: Submission) -> Grade:
+    if submission.status not in (SubmissionStatus.GRADED, SubmissionStatus.NEEDS_REVIEW):
+        raise ReviewError(_("Only graded submissions, or ones waiting for review, can be changed."))
+    if submission.attempt != latest_attempt(submission):
+        raise ReviewError(_("Only the student's latest submission counts; review that one."))
+    if submission.grade is None:
+        raise ReviewError(_("This submission has no grade to change; grade it again first."))
+    return submission.grade
+
+
+def _number(raw: str, maximum: float, what: str) -> float | None:
+    """A form value as a score in 0..maximum; blank is None. Accepts a decimal comma."""
+    text = (raw or "").strip().replace(",", ".")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ReviewError(_("%(what)s must be a number.", what=what)) from None
+    if not math.isfinite(value) or not 0 <= value <= maximum:
+        raise ReviewError(_("%(what)s must be between 0 and %(max)g.", what=what, max=maximum))
+    return value
+
+
+def _criteria(ai: list[dict[str, Any]], typed: dict[int, str]) -> list[dict[str, Any]] | None:
+    """The per-criterion override: the AI's list with the teacher's scores; None if unchanged."""
+    result, changed = [], False
+    for index, criterion in enumerate(ai):
+        item = dict(criterion)
+        value = _number(
+            typed.get(index, ""),
+            float(criterion.get("max") or 0),
+            criterion.get("name") or _("A criterion"),
+        )
+        if value is not None and value != criterion.get("score"):
+            item["score"], changed = value, True
+        result.append(item)
+    return result if changed else None
+
+
+def _commit_and_send(push) -> None:
+    db.session.commit()
+    if push is not None:
+        queue.dispatch(push)
+
+
+def _default_maximum() -> float:
+    return current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
