@@ -47,6 +47,10 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # How many reverse proxies (TLS terminators) to trust for X-Forwarded-* headers. Behind
     # one, set 1: launches must know they arrived over HTTPS to set iframe-proof cookies.
     "EVALUAITOR_TRUSTED_PROXIES": 0,
+    # 1: `evaluaitor run` also starts the practice platform (a small LMS for trying the tool,
+    # app/practice/) on this port of localhost. Off by default: production never exposes it.
+    "EVALUAITOR_PRACTICE": 0,
+    "EVALUAITOR_PRACTICE_PORT": 5001,
     # The teacher page's course roster (NRPS): seconds per request, members asked per page,
     # and seconds the roster is cached in Redis.
     "EVALUAITOR_NRPS_TIMEOUT": 5.0,
