@@ -11,8 +11,8 @@ from typing import Any
 from flask import Flask, jsonify
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from app import admin, api, errors, i18n
 from app import config as settings
-from app import api, errors, i18n
 from app.extensions import db, init_db, init_redis, migrate
 from app.uploads import UploadRequest
 
@@ -50,6 +50,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(lti_bp)
     app.register_blueprint(web_bp)
     api.init_app(app)
+    admin.init_app(app)
 
     @app.get("/health")
     def health():

@@ -1,0 +1,101 @@
+"""What the admin page shows, in a handful of grouped queries, and the on/off switches."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+
+from app.errors import NotFound
+from app.extensions import db
+from app.models import (
+    Activity,
+    Deployment,
+    Evaluation,
+    Grade,
+    Organization,
+    Platform,
+    Submission,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PlatformUsage:
+    platform: Platform
+    activities: int = 0
+    submissions: int = 0
+    #: LLM tokens spent grading this platform's submissions (from grade provenance).
+    tokens: int = 0
+
+
+@dataclass
+class OrganizationUsage:
+    organization: Organization | None
+    platforms: list[PlatformUsage] = field(default_factory=list)
+    evaluations: int = 0
+
+
+def organizations() -> list[OrganizationUsage]:
+    """Every organization with its platforms and their usage; platforms of none come last."""
+    per_platform = _per_platform_counts()
+    evaluations = dict(
+        db.session.execute(
+            select(Evaluation.organization_id, func.count()).group_by(Evaluation.organization_id)
+        ).all()
+    )
+    rows: dict[int | None, OrganizationUsage] = {
+        org.id: OrganizationUsage(org, evaluations=evaluations.get(org.id, 0))
+        for org in db.session.scalars(select(Organization).order_by(Organization.name))
+    }
+    platforms = db.session.scalars(select(Platform).order_by(Platform.name, Platform.id))
+    for platform in platforms:
+        row = rows.get(platform.organization_id)
+        if row is None:
+            row = rows.setdefault(None, OrganizationUsage(None))
+        counts = per_platform[platform.id]
+        row.platforms.append(PlatformUsage(platform, **counts))
+    return list(rows.values())
+
+
+def _per_platform_counts() -> dict[int, dict[str, int]]:
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    by_platform = {
+        "activities": select(Activity.platform_id, func.count(Activity.id)),
+        "submissions": select(Activity.platform_id, func.count(Submission.id)).join(
+            Submission, Submission.activity_id == Activity.id
+        ),
+        "tokens": select(
+            Activity.platform_id,
+            func.coalesce(func.sum(Grade.provenance["total_tokens"].as_integer()), 0),
+        )
+        .join(Submission, Submission.activity_id == Activity.id)
+        .join(Grade, Grade.submission_id == Submission.id),
+    }
+    for name, query in by_platform.items():
+        for platform_id, value in db.session.execute(query.group_by(Activity.platform_id)):
+            counts[platform_id][name] = int(value or 0)
+    return counts
+
+
+def set_platform_active(platform_id: int, active: bool) -> Platform:
+    platform = db.session.get(Platform, platform_id)
+    if platform is None:
+        raise NotFound()
+    platform.is_active = active
+    db.session.commit()
+    log.info("admin switched platform %s %s", platform.id, "on" if active else "off")
+    return platform
+
+
+def set_deployment_active(deployment_id: int, active: bool) -> Deployment:
+    deployment = db.session.get(Deployment, deployment_id)
+    if deployment is None:
+        raise NotFound()
+    deployment.is_active = active
+    db.session.commit()
+    log.info("admin switched deployment %s %s", deployment.id, "on" if active else "off")
+    return deployment

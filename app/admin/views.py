@@ -1,0 +1,100 @@
+"""/admin: sign in with the admin token, see tenants and usage, switch platforms on and off.
+
+Views orchestrate; the queries and changes live in :mod:`app.admin.overview`.
+"""
+
+from __future__ import annotations
+
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_babel import gettext as _
+
+from app.admin import auth, csrf, overview
+from app.errors import Forbidden
+from app.lti import keys
+
+bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates")
+
+#: Not framed by anyone (unlike the LTI pages), never cached, forms post only here.
+_CSP = (
+    "default-src 'self'; object-src 'none'; base-uri 'none'; img-src 'self' data:; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
+
+
+@bp.before_request
+def check_csrf() -> None:
+    if request.method == "POST":
+        csrf.protect()
+
+
+@bp.after_request
+def admin_headers(response):
+    response.headers["Content-Security-Policy"] = _CSP
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/")
+def index():
+    if not auth.configured_token():
+        return render_template("admin/disabled.html")
+    if not auth.is_signed_in():
+        return render_template("admin/sign_in.html")
+    key_dir = current_app.config["EVALUAITOR_KEY_DIR"]
+    return render_template(
+        "admin/index.html",
+        organizations=overview.organizations(),
+        keys=keys.all_keys(key_dir),
+    )
+
+
+@bp.post("/sign-in")
+def sign_in():
+    if not auth.configured_token():
+        return render_template("admin/disabled.html"), 404
+    if auth.sign_in(request.form.get("token", "")):
+        return redirect(url_for("admin.index"), code=303)
+    error = _("That is not the admin token.")
+    return render_template("admin/sign_in.html", error=error), 401
+
+
+@bp.post("/sign-out")
+def sign_out():
+    auth.sign_out()
+    return redirect(url_for("admin.index"), code=303)
+
+
+@bp.post("/platforms/<int:platform_id>/active")
+def platform_active(platform_id: int):
+    _require_admin()
+    platform = overview.set_platform_active(platform_id, _wanted_state())
+    state = _("on") if platform.is_active else _("off")
+    flash(_("Platform %(name)s is %(state)s.", name=platform.name, state=state))
+    return redirect(url_for("admin.index"), code=303)
+
+
+@bp.post("/deployments/<int:deployment_id>/active")
+def deployment_active(deployment_id: int):
+    _require_admin()
+    deployment = overview.set_deployment_active(deployment_id, _wanted_state())
+    state = _("on") if deployment.is_active else _("off")
+    flash(_("Deployment %(id)s is %(state)s.", id=deployment.deployment_id, state=state))
+    return redirect(url_for("admin.index"), code=303)
+
+
+def _require_admin() -> None:
+    if not auth.is_signed_in():
+        raise Forbidden(_("Sign in on the admin page first."))
+
+
+def _wanted_state() -> bool:
+    return request.form.get("active") == "1"
