@@ -10,6 +10,7 @@ import threading
 import time
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 from flask import current_app
@@ -56,14 +57,48 @@ def run_command(host: str, port: int, worker: bool) -> None:
     if worker:
         worker_process = subprocess.Popen([sys.executable, "-m", "app.cli", "worker"])
     click.echo(f"Evaluaitor on http://{host}:{port}  (LTI login: /lti/login, keys: /lti/jwks)")
+    practice = None
+    if app.config["EVALUAITOR_PRACTICE"]:
+        practice = _start_practice(app, f"http://{host}:{port}")
     try:
         run_simple(host, port, app, threaded=True, use_reloader=False)
     finally:
+        if practice:
+            practice.shutdown()
         if worker_process:
             worker_process.terminate()
             worker_process.wait(timeout=10)
         if redis_server:
             redis_server.stop()
+
+
+def _start_practice(app, tool_url: str):
+    """Register and start the practice platform beside the tool; returns its server."""
+    from app import practice
+
+    settings = practice.settings_for(app, tool_url)
+    with app.app_context():
+        practice.register(settings)
+    server = practice.serve_in_background(settings)
+    click.echo(f"Practice platform (try it without an LMS) on {settings.base_url}/")
+    return server
+
+
+@cli.command("practice")
+@click.option("--tool-url", default="http://127.0.0.1:5000", show_default=True)
+@click.option("--port", default=None, type=int, help="Default: EVALUAITOR_PRACTICE_PORT.")
+@with_appcontext
+def practice_command(tool_url: str, port: int | None) -> None:
+    """Run only the practice platform, for a tool already running at --tool-url."""
+    from werkzeug.serving import run_simple
+
+    from app import practice
+
+    settings = practice.settings_for(current_app, tool_url, port)
+    practice.register(settings)
+    click.echo(f"Practice platform on {settings.base_url}/ for the tool at {settings.tool_url}")
+    port = urlsplit(settings.base_url).port
+    run_simple("127.0.0.1", port, practice.create_practice_app(settings), threaded=True)
 
 
 @cli.command("worker")

@@ -5,18 +5,22 @@
   an ``iat`` one second in the future, which a platform with a fast clock sends.
 - A nonce is single-use: pylti1p3 would accept the same id_token and state twice.
 - ``aud`` must be the registered client_id.
+- No cookie is needed but pylti1p3's short state cookie, and a launch without it still works
+  when the login stored its state in the platform's storage frame
+  (:mod:`app.lti.platform_storage`); otherwise the page offers to open a new window.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import jwt
-from flask import current_app
+from flask import current_app, g
 from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
-from pylti1p3.exception import LtiException, LtiKeyException
+from pylti1p3.exception import LtiException, LtiKeyException, LtiMessageValidationException
 from pylti1p3.launch_data_storage.cache import CacheDataStorage
 from redis import Redis
 
@@ -26,6 +30,9 @@ from app.lti.tool_config import DatabaseToolConf
 from app.models import Deployment, Platform
 
 PUBLIC_KEY_CACHE_SECONDS = 300
+LOGIN_KEY = "evaluaitor:lti-login:"
+#: Seconds between a login initiation and its launch (the platform's sign-in included).
+LOGIN_TTL = 600
 
 
 class RedisCache:
@@ -51,15 +58,38 @@ class RedisLaunchStorage(CacheDataStorage):
         super().__init__()
         self._cache = cache
 
+    def get_session_cookie_name(self) -> None:
+        """No session cookie: pylti1p3 would refuse every launch (and every later read of a
+        stored launch) in a frame whose cookies are blocked. The state check and our
+        single-use nonce bind a launch to its login instead."""
+        return None
+
 
 class StrictMessageLaunch(FlaskMessageLaunch):
     leeway: int = 60
     _refresh_keys: bool = False
 
+    #: Set when the state cookie was missing but the login used platform storage: the page
+    #: must read the state and nonce back from the platform before it opens.
+    storage_check: LoginRecord | None = None
+
     def validate(self) -> StrictMessageLaunch:
         super().validate()
         self._consume_nonce()
         return self
+
+    def validate_state(self) -> StrictMessageLaunch:
+        """Accept a missing state cookie when the login stored its state with the platform."""
+        try:
+            return super().validate_state()
+        except LtiMessageValidationException:
+            login = recall_login(self._get_request_param("state"))
+            if login is None:
+                raise
+            if login.storage_target is None:
+                raise CookiesBlocked(login) from None
+            self.storage_check = login
+            return self
 
     def validate_jwt_signature(self) -> StrictMessageLaunch:
         public_key, algorithm = self.get_public_key()
@@ -118,6 +148,38 @@ def oidc_login(platform: Platform) -> FlaskOIDCLogin:
     return FlaskOIDCLogin(FlaskRequest(), _tool_conf(platform), launch_data_storage=_storage())
 
 
+@dataclass(frozen=True)
+class LoginRecord:
+    """What a login initiation left for its launch: enough to check the state without a
+    cookie, or to start the login again in a new window."""
+
+    state: str
+    nonce: str
+    storage_target: str | None
+    #: Where the storage frame lives: the origin of the platform's authorization URL.
+    platform_origin: str
+    params: dict[str, str]
+
+
+class CookiesBlocked(LaunchError):
+    """The state cookie did not come back and the platform offers no storage."""
+
+    user_message = "Your browser blocked the cookie this launch needs inside the course page."
+
+    def __init__(self, login: LoginRecord) -> None:
+        super().__init__(detail="state cookie missing, no platform storage")
+        self.login = login
+
+
+def remember_login(login: LoginRecord) -> None:
+    redis_connection().set(LOGIN_KEY + login.state, json.dumps(asdict(login)), ex=LOGIN_TTL)
+
+
+def recall_login(state: str) -> LoginRecord | None:
+    raw = redis_connection().get(LOGIN_KEY + state) if state else None
+    return LoginRecord(**json.loads(raw)) if raw else None
+
+
 def validated_launch(platform: Platform, deployment: Deployment) -> StrictMessageLaunch:
     """Validate the launch in the current request; every failure becomes a :class:`LaunchError`.
 
@@ -132,4 +194,6 @@ def validated_launch(platform: Platform, deployment: Deployment) -> StrictMessag
         launch.validate()
     except LtiException as exc:
         raise LaunchError(detail=str(exc)) from exc
+    if launch.storage_check is not None:
+        g.lti_storage_check = (launch.storage_check, launch.get_launch_data()["nonce"])
     return launch

@@ -6,11 +6,14 @@ import jwt
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
 from app.errors import LaunchError
-from app.lti import claims, keys, registration, session
-from app.lti.launch import oidc_login, validated_launch
+from app.lti import claims, keys, platform_storage, registration, session
+from app.lti.launch import validated_launch
 from app.lti.tool_config import find_deployment, find_platform
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
+# Launches whose state cookie the browser blocked (see app.lti.platform_storage).
+bp.after_request(platform_storage.hold_redirect_for_check)
+bp.register_error_handler(platform_storage.CookiesBlocked, platform_storage.new_window_page)
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -20,7 +23,7 @@ def login():
     if not params.get("iss") or not params.get("login_hint"):
         raise LaunchError(detail="login initiation without iss or login_hint")
     platform = find_platform(params["iss"], params.get("client_id"))
-    return oidc_login(platform).redirect(url_for("lti.launch", _external=True))
+    return platform_storage.start_login(platform, url_for("lti.launch", _external=True))
 
 
 @bp.post("/launch")

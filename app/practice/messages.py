@@ -1,0 +1,211 @@
+"""The platform's side of LTI 1.3 messages: login hints, the id_token it signs, and the
+JWTs from the tool it verifies (client assertions, deep linking responses).
+
+Everything is built with PyJWT and the platform's own RSA key (``app.lti.keys`` keeps it, as
+it keeps the tool's); ``docs/decisions.md`` says why not the ``lti1p3platform`` package.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+import jwt
+from flask import current_app
+from itsdangerous import BadData, URLSafeTimedSerializer
+
+from app.lti import claims
+from app.lti.keys import active_key
+from app.practice import CLIENT_ID, DEPLOYMENT_ID
+from app.practice.errors import PracticeError
+from app.practice.state import COURSE_ID, COURSE_TITLE, Link, Person
+
+_DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+DEEP_LINKING_SETTINGS = _DL + "deep_linking_settings"
+CONTENT_ITEMS = _DL + "content_items"
+DL_DATA = _DL + "data"
+DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
+DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
+CUSTOM = "https://purl.imsglobal.org/spec/lti/claim/custom"
+TARGET_LINK_URI = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri"
+VERSION = "https://purl.imsglobal.org/spec/lti/claim/version"
+TOOL_PLATFORM = "https://purl.imsglobal.org/spec/lti/claim/tool_platform"
+SCOPE_RESULT = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+ROLE_LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+ROLE_INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+ROLES_BY_KIND = {"student": [ROLE_LEARNER], "teacher": [ROLE_INSTRUCTOR]}
+ID_TOKEN_LIFETIME = 300
+HINT_LIFETIME = 600
+#: How long a teacher may take to fill the tool's setup form.
+DEEP_LINK_LIFETIME = 3600
+
+
+# -- hints: what the platform page asks for, signed so the auth endpoint can trust it -------
+
+
+def _hints() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt="practice.hint")
+
+
+def message_hint(*, person: Person, link_id: str | None, target: str) -> str:
+    """``lti_message_hint``: who launches what, and where (``iframe`` or ``window``)."""
+    return _hints().dumps({"sub": person.sub, "link": link_id, "target": target})
+
+
+def read_message_hint(hint: str) -> dict[str, Any]:
+    try:
+        return _hints().loads(hint, max_age=HINT_LIFETIME)
+    except BadData as exc:
+        raise PracticeError(
+            400, "invalid_request", "The launch hint is invalid or expired.", is_api=False
+        ) from exc
+
+
+def deep_link_data(sub: str) -> str:
+    """Opaque ``data`` the tool must return unchanged in its deep linking response."""
+    return _hints().dumps({"dl": sub})
+
+
+def read_deep_link_data(data: Any) -> str | None:
+    """Who asked for the deep link, if ``data`` is ours and recent; None otherwise."""
+    try:
+        return _hints().loads(str(data), max_age=DEEP_LINK_LIFETIME).get("dl")
+    except (BadData, AttributeError):
+        return None
+
+
+# -- the id_token the platform signs -------------------------------------------------------
+
+
+def id_token(claims_body: dict[str, Any]) -> str:
+    settings = current_app.config["PRACTICE"]
+    key = active_key(settings.key_dir)
+    now = int(time.time())
+    body = {"iat": now, "exp": now + ID_TOKEN_LIFETIME, **claims_body}
+    return jwt.encode(body, key.private_pem, algorithm="RS256", headers={"kid": key.kid})
+
+
+def launch_claims(
+    *, person: Person, nonce: str, target: str, link: Link | None, services: dict[str, str]
+) -> dict[str, Any]:
+    """The claims of a resource link launch (``link``) or a deep linking request (None)."""
+    settings = current_app.config["PRACTICE"]
+    body: dict[str, Any] = {
+        "iss": settings.issuer,
+        "aud": CLIENT_ID,
+        "azp": CLIENT_ID,
+        "sub": person.sub,
+        "nonce": nonce,
+        "name": person.name,
+        "email": person.email,
+        VERSION: "1.3.0",
+        claims.DEPLOYMENT_ID: DEPLOYMENT_ID,
+        TARGET_LINK_URI: settings.tool_launch_url,
+        claims.ROLES: ROLES_BY_KIND[person.role],
+        claims.CONTEXT: {"id": COURSE_ID, "title": COURSE_TITLE, "label": "PRACTICE"},
+        claims.LAUNCH_PRESENTATION: {
+            "document_target": target,
+            "return_url": settings.base_url + "/",
+            "locale": "en",
+        },
+        TOOL_PLATFORM: {
+            "guid": settings.issuer,
+            "name": "Evaluaitor practice platform",
+            "product_family_code": "evaluaitor-practice",
+        },
+        claims.NRPS: {
+            "context_memberships_url": services["memberships"],
+            "service_versions": ["2.0"],
+        },
+    }
+    ags_scopes = [claims.SCOPE_LINEITEM, claims.SCOPE_LINEITEM_READONLY, SCOPE_RESULT]
+    if link is None:
+        body[claims.MESSAGE_TYPE] = DEEP_LINKING_REQUEST
+        body[claims.AGS_ENDPOINT] = {"scope": ags_scopes, "lineitems": services["lineitems"]}
+        body[DEEP_LINKING_SETTINGS] = {
+            "deep_link_return_url": settings.base_url + "/deep-link-return",
+            "accept_types": ["ltiResourceLink"],
+            "accept_presentation_document_targets": ["iframe", "window"],
+            "accept_multiple": False,
+            "auto_create": True,
+            "title": "New Evaluaitor activity",
+            "data": deep_link_data(person.sub),
+        }
+        return body
+    body[claims.MESSAGE_TYPE] = claims.RESOURCE_LINK_REQUEST
+    body[claims.RESOURCE_LINK] = {"id": link.id, "title": link.title}
+    ags: dict[str, Any] = {
+        "scope": [*ags_scopes, claims.SCOPE_SCORE],
+        "lineitems": services["lineitems"],
+    }
+    if link.lineitem_id is not None:
+        ags["lineitem"] = services["lineitems"] + f"/{link.lineitem_id}"
+    body[claims.AGS_ENDPOINT] = ags
+    if link.custom:
+        body[CUSTOM] = dict(link.custom)
+    return body
+
+
+# -- JWTs from the tool --------------------------------------------------------------------
+
+
+class ToolKeys:
+    """The tool's JWKS, fetched from its registered URL and fetched again once for an
+    unknown ``kid`` (the tool rotated its keys)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: dict[str, Any] = {}
+
+    def key_for(self, kid: str, jwks_url: str) -> Any:
+        with self._lock:
+            if kid not in self._keys:
+                self._keys = self._fetch(jwks_url)
+            if kid not in self._keys:
+                raise PracticeError(401, "invalid_client", f"unknown key id {kid!r}")
+            return self._keys[kid]
+
+    @staticmethod
+    def _fetch(jwks_url: str) -> dict[str, Any]:
+        try:
+            response = httpx.get(jwks_url, timeout=5)
+            response.raise_for_status()
+            return {
+                key["kid"]: jwt.PyJWK(key).key
+                for key in response.json()["keys"]
+                if isinstance(key, dict) and key.get("kid")
+            }
+        except (httpx.HTTPError, ValueError, KeyError, TypeError, jwt.PyJWTError) as exc:
+            raise PracticeError(
+                502, "tool_keys_unavailable", f"could not read the tool's keys: {exc}"
+            ) from exc
+
+
+_tool_keys = ToolKeys()
+
+
+def verify_tool_jwt(token: str, *, audience: str, required: list[str]) -> dict[str, Any]:
+    """Verify a JWT the tool signed: its key from the tool's JWKS, ``iss`` = our client_id,
+    ``aud`` = ``audience``, and the ``required`` claims present. Raises PracticeError (401)."""
+    settings = current_app.config["PRACTICE"]
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError as exc:
+        raise PracticeError(401, "invalid_client", f"unreadable JWT: {exc}") from exc
+    if header.get("alg") != "RS256" or not isinstance(header.get("kid"), str):
+        raise PracticeError(401, "invalid_client", "JWT must be RS256 with a kid")
+    key = _tool_keys.key_for(header["kid"], settings.tool_jwks_url)
+    try:
+        return jwt.decode(
+            token,
+            key,
+            algorithms=["RS256"],
+            audience=audience,
+            issuer=CLIENT_ID,
+            leeway=60,
+            options={"require": ["iss", "aud", "exp", "iat", *required]},
+        )
+    except jwt.PyJWTError as exc:
+        raise PracticeError(401, "invalid_client", f"JWT refused: {exc}") from exc

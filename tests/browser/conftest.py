@@ -1,0 +1,81 @@
+"""Browser tests: headless Chromium (Debian's package, driven by Playwright) against the tool
+served over real HTTP and the practice platform on its own site.
+
+The platform is served as ``http://localhost:<port>`` and the tool as
+``http://127.0.0.1:<port>``: two sites, so the tool's frame is third-party exactly as in a
+real LMS (two ports of one host would be the same site, and cookies would flow).
+Skipped, with the reason, when Playwright or Chromium is missing
+(``scripts/install-browser.sh`` installs Chromium).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app import practice
+from app.practice import PracticeSettings
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+
+CHROMIUM = os.environ.get("EVALUAITOR_CHROMIUM") or shutil.which("chromium")
+if not CHROMIUM:
+    pytest.skip("Chromium is missing: bash scripts/install-browser.sh", allow_module_level=True)
+
+#: Set to a folder to save screenshots of the pages the tests visit (scripts/screenshots.sh).
+SCREENSHOT_DIR = os.environ.get("EVALUAITOR_SCREENSHOTS")
+TIMEOUT_MS = 10_000
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[sync_api.Browser]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            # Block third-party cookies, as Chrome does in incognito and Safari always.
+            args=["--test-third-party-cookie-phaseout", "--no-sandbox"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium) -> Iterator[sync_api.Page]:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def practice_platform(app, live_tool, tmp_path) -> Iterator[PracticeSettings]:
+    """The practice platform on localhost, registered with the tool under test."""
+    settings = PracticeSettings(
+        base_url=f"http://localhost:{_free_port()}",
+        tool_url=live_tool,
+        data_dir=tmp_path / "practice",
+    )
+    practice.register(settings)
+    server = practice.serve_in_background(settings)
+    yield settings
+    server.shutdown()
+    server.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def screenshot(page: sync_api.Page, name: str) -> None:
+    """Save a screenshot when EVALUAITOR_SCREENSHOTS names a folder; otherwise nothing."""
+    if SCREENSHOT_DIR:
+        Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOT_DIR) / f"{name}.png"), full_page=True)
