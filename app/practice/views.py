@@ -62,8 +62,8 @@ def storage_frame():
 @bp.get("/launch")
 def start_launch():
     """Third-party login initiation: send the browser to the tool's OIDC login URL."""
-    role = request.args.get("role", "student")
-    link_id = request.args.get("link") or None
+    role, _, link_id = request.args.get("launch", "").partition(" ")
+    link_id = link_id or None
     if role not in LAUNCHING_AS:
         raise _refuse("Unknown role.")
     if link_id is not None and link_id not in _state().links:
@@ -81,7 +81,7 @@ def start_launch():
         "client_id": CLIENT_ID,
         "lti_deployment_id": DEPLOYMENT_ID,
     }
-    if target == "iframe":
+    if target == "iframe" and not request.args.get("no_storage"):
         # Inside our page the tool can keep its login state in our storage frame.
         params["lti_storage_target"] = STORAGE_FRAME
     return render_template(
