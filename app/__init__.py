@@ -45,10 +45,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     i18n.init_app(app)
 
     from app.lti.views import bp as lti_bp
+    from app.web.setup import bp as setup_bp
     from app.web.views import bp as web_bp
 
     app.register_blueprint(lti_bp)
     app.register_blueprint(web_bp)
+    app.register_blueprint(setup_bp)
     api.init_app(app)
     admin.init_app(app)
 

@@ -1,18 +1,75 @@
-"""Changing how an activity is graded. Every path that configures an activity (the CLI now,
-the deep-linking form later) goes through :func:`configure`, so settings are validated
-against the strategy's schema before they are stored, with messages a teacher can act on."""
+"""Changing how an activity is set up. Every path that configures an activity (the CLI, the
+deep-linking setup form, the settings page) goes through :func:`configure`, so one set of
+rules decides what may be stored, with messages a teacher can act on, per field.
+
+``None`` for a setting means "leave it as it is". An empty string clears an optional one:
+``model`` (back to the site's default), ``max_upload_mb`` (back to the site's limit) and
+``max_attempts`` (unlimited). Numbers may arrive as text (from a form); they are read here.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
+import yaml
+from flask import current_app
+from flask_babel import lazy_gettext as _l
+from pydantic import ValidationError
+
 from app.extensions import db
+from app.extract import Kind
 from app.grading import registry
-from app.grading.rubric import Rubric
-from app.models import Activity
+from app.grading.rubric import Rubric, RubricError, parse_rubric
+from app.models import Activity, AuditEvent
 
 #: When grades reach students and the gradebook (see app.grading.service).
 RELEASE_POLICIES = ("auto", "hold_flagged", "hold_all")
+
+#: The kinds of file a teacher can accept, in words (lazy: shown in the reader's language).
+KIND_LABELS: dict[Kind, Any] = {
+    Kind.PDF: _l("PDF"),
+    Kind.DOCX: _l("Word (.docx)"),
+    Kind.TEXT: _l("Plain text (.txt)"),
+    Kind.MARKDOWN: _l("Markdown (.md)"),
+    Kind.CODE: _l("Source code"),
+}
+
+#: Everything a teacher sets; copied when a course copy launches a deep-linked activity.
+SETTINGS = (
+    "title",
+    "instructions",
+    "plugin_name",
+    "plugin_params",
+    "rubric",
+    "reference_text",
+    "model",
+    "max_score",
+    "release_policy",
+    "accepted_kinds",
+    "max_upload_mb",
+    "max_attempts",
+)
+
+#: Strategies that cannot grade without a rubric.
+NEEDS_RUBRIC = frozenset({"criteria"})
+
+MAX_TITLE_CHARS = 500
+MAX_INSTRUCTIONS_CHARS = 50_000
+MAX_MODEL_CHARS = 200
+MAX_SCORE_LIMIT = 10_000
+MAX_ATTEMPTS_LIMIT = 100
+#: Rubric text larger than this is refused before it is parsed (100 criteria fit easily).
+MAX_RUBRIC_BYTES = 200_000
+
+
+class SettingsError(ValueError):
+    """Some settings are invalid; ``errors`` maps each field to what is wrong with it."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{field}: {message}" for field, message in errors.items()))
 
 
 def configure(
@@ -20,33 +77,242 @@ def configure(
     *,
     plugin: str | None = None,
     params: dict[str, Any] | None = None,
-    rubric: Rubric | None = None,
+    rubric: Rubric | str | None = None,
     instructions: str | None = None,
     reference_text: str | None = None,
     model: str | None = None,
     release_policy: str | None = None,
+    title: str | None = None,
+    max_score: float | str | None = None,
+    accepted_kinds: list[str] | None = None,
+    max_upload_mb: float | str | None = None,
+    max_attempts: int | str | None = None,
+    site_max_upload_mb: float | None = None,
+    actor_id: int | None = None,
+    initial: bool = False,
+    problems: dict[str, str] | None = None,
 ) -> Activity:
     """Validate and store new settings; nothing is stored if anything is invalid.
 
-    Raises registry.PluginError (unknown strategy, bad parameters) or ValueError (unknown
-    release policy) with the reason.
+    ``rubric`` may be YAML or JSON text ("" removes the rubric). Every change is recorded
+    as an audit event (action ``settings``, before/after of the changed fields, ``actor_id``),
+    except the ``initial`` setup of a new deep-linked activity. ``problems`` are fields the
+    caller could not read (e.g. a form's JSON input): they are reported with the rest.
+    Raises :class:`SettingsError` naming each invalid field.
     """
-    if release_policy is not None and release_policy not in RELEASE_POLICIES:
-        raise ValueError(f"release policy must be one of: {', '.join(RELEASE_POLICIES)}")
-    strategy = registry.get(plugin or activity.plugin_name)
-    chosen = params if params is not None else activity.plugin_params
-    validated = registry.validate_params(strategy, chosen)
-    activity.plugin_name = strategy.name
-    activity.plugin_params = validated.model_dump(mode="json", exclude_defaults=True)
+    errors: dict[str, str] = dict(problems or {})
+    changes: dict[str, Any] = {}
+
+    strategy = None
+    try:
+        strategy = registry.get(plugin or activity.plugin_name)
+    except registry.PluginError as exc:
+        errors["plugin"] = str(exc)
+    if strategy is not None:
+        chosen = params if params is not None else activity.plugin_params
+        try:
+            validated = registry.validate_params(strategy, chosen)
+        except registry.InvalidParams as exc:
+            errors = _param_errors(exc) | errors
+        else:
+            changes["plugin_name"] = strategy.name
+            changes["plugin_params"] = validated.model_dump(mode="json", exclude_defaults=True)
+
     if rubric is not None:
-        activity.rubric = rubric.model_dump(mode="json")
+        try:
+            parsed = rubric_from_text(rubric) if isinstance(rubric, str) else rubric
+        except RubricError as exc:
+            errors["rubric"] = str(exc)
+        else:
+            changes["rubric"] = parsed.model_dump(mode="json") if parsed else None
+    final_rubric = changes.get("rubric", activity.rubric)
+    if strategy is not None and strategy.name in NEEDS_RUBRIC and not final_rubric:
+        errors.setdefault("rubric", f"The {strategy.name} strategy needs a rubric.")
+
+    if title is not None:
+        title = title.strip()
+        if not title:
+            errors["title"] = "Give the activity a title."
+        elif len(title) > MAX_TITLE_CHARS:
+            errors["title"] = f"The title is too long (at most {MAX_TITLE_CHARS} characters)."
+        else:
+            changes["title"] = title
     if instructions is not None:
-        activity.instructions = instructions
+        if len(instructions) > MAX_INSTRUCTIONS_CHARS:
+            errors["instructions"] = (
+                f"The instructions are too long (at most {MAX_INSTRUCTIONS_CHARS} characters)."
+            )
+        else:
+            changes["instructions"] = instructions
     if reference_text is not None:
-        activity.reference_text = reference_text
+        changes["reference_text"] = reference_text
     if model is not None:
-        activity.model = model or None
+        model = model.strip()
+        if len(model) > MAX_MODEL_CHARS:
+            errors["model"] = f"The model name is too long (at most {MAX_MODEL_CHARS} characters)."
+        else:
+            changes["model"] = model or None
     if release_policy is not None:
-        activity.release_policy = release_policy
+        if release_policy not in RELEASE_POLICIES:
+            errors["release_policy"] = (
+                f"The release policy must be one of: {', '.join(RELEASE_POLICIES)}."
+            )
+        else:
+            changes["release_policy"] = release_policy
+
+    _number(errors, changes, "max_score", max_score, low=0, high=MAX_SCORE_LIMIT, clearable=False)
+    site_limit = (
+        site_max_upload_mb
+        if site_max_upload_mb is not None
+        else current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
+    )
+    _number(errors, changes, "max_upload_mb", max_upload_mb, low=0, high=site_limit)
+    _number(
+        errors, changes, "max_attempts", max_attempts, low=0, high=MAX_ATTEMPTS_LIMIT, whole=True
+    )
+    if accepted_kinds is not None:
+        known = {kind.value for kind in Kind}
+        unknown = [kind for kind in accepted_kinds if kind not in known]
+        if unknown:
+            errors["accepted_kinds"] = (
+                f"Unknown file kinds: {', '.join(unknown)}. Known: {', '.join(sorted(known))}."
+            )
+        else:
+            # All kinds ticked means the same as none: every kind, now and later.
+            chosen_kinds = sorted(set(accepted_kinds))
+            changes["accepted_kinds"] = [] if set(chosen_kinds) == known else chosen_kinds
+
+    if errors:
+        raise SettingsError(errors)
+    before = snapshot(activity)
+    for name, value in changes.items():
+        setattr(activity, name, value)
+    after = snapshot(activity)
+    changed = {name for name in SETTINGS if after[name] != before[name]}
+    if changed and not initial:
+        db.session.add(
+            AuditEvent(
+                activity_id=activity.id,
+                actor_id=actor_id,
+                action="settings",
+                details={
+                    "before": {name: _audited(name, before[name]) for name in sorted(changed)},
+                    "after": {name: _audited(name, after[name]) for name in sorted(changed)},
+                },
+            )
+        )
     db.session.commit()
     return activity
+
+
+def snapshot(activity: Activity) -> dict[str, Any]:
+    """The activity's settings as plain JSON-able values."""
+    return {name: getattr(activity, name) for name in SETTINGS}
+
+
+def copy_settings(source: Activity, target: Activity) -> None:
+    """Give ``target`` the settings of ``source`` (a course copy of a deep-linked activity)."""
+    for name, value in snapshot(source).items():
+        setattr(target, name, json.loads(json.dumps(value)))
+
+
+def upload_limit_mb(activity: Activity, site_max_mb: float) -> float:
+    """The largest upload this activity accepts: its own limit, never above the site's."""
+    own = activity.max_upload_mb
+    return min(own, site_max_mb) if own else site_max_mb
+
+
+def accepted_kinds(activity: Activity) -> frozenset[Kind]:
+    """The file kinds this activity accepts (all of them when it names none)."""
+    return frozenset(Kind(kind) for kind in activity.accepted_kinds) or frozenset(Kind)
+
+
+def rubric_from_text(text: str) -> Rubric | None:
+    """A rubric from YAML or JSON text (JSON is YAML too); None for blank text.
+
+    Only plain data is read (``yaml.safe_load``: no tags that build objects), and text over
+    MAX_RUBRIC_BYTES is refused before parsing. Raises RubricError with what to fix.
+    """
+    if len(text.encode("utf-8", "replace")) > MAX_RUBRIC_BYTES:
+        raise RubricError(f"The rubric is too large (at most {MAX_RUBRIC_BYTES // 1000} kB).")
+    if not text.strip():
+        return None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise RubricError(f"The rubric is not valid YAML or JSON: {_first_line(exc)}") from exc
+    if not isinstance(data, dict | list):
+        raise RubricError("The rubric must be a list of criteria or have a 'criteria' list.")
+    return parse_rubric(data)
+
+
+def rubric_to_text(rubric: dict[str, Any], fmt: str) -> str:
+    """The stored rubric as ``yaml`` or ``json`` text that :func:`rubric_from_text` reads back."""
+    if fmt == "json":
+        return json.dumps(rubric, indent=2, ensure_ascii=False) + "\n"
+    return yaml.safe_dump(rubric, sort_keys=False, allow_unicode=True)
+
+
+def _number(
+    errors: dict[str, str],
+    changes: dict[str, Any],
+    field: str,
+    raw: float | str | None,
+    *,
+    low: float,
+    high: float,
+    whole: bool = False,
+    clearable: bool = True,
+) -> None:
+    """Read a number above ``low`` and at most ``high`` into ``changes``, or an error."""
+    if raw is None:
+        return
+    if isinstance(raw, str) and not raw.strip():
+        if clearable:
+            changes[field] = None
+        else:
+            errors[field] = "Enter a number."
+        return
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        errors[field] = "Enter a number." if not whole else "Enter a whole number."
+        return
+    if whole and not value.is_integer():
+        errors[field] = "Enter a whole number."
+    elif not low < value <= high:
+        errors[field] = f"Enter a number above {low:g} and at most {high:g}."
+    else:
+        changes[field] = int(value) if whole else value
+
+
+def _param_errors(exc: registry.InvalidParams) -> dict[str, str]:
+    """Per-parameter messages (``params.<name>``) when pydantic said which ones are wrong."""
+    cause = exc.__cause__
+    if not isinstance(cause, ValidationError):
+        return {"params": str(exc)}
+    errors: dict[str, str] = {}
+    for error in cause.errors():
+        location = [str(part) for part in error["loc"]]
+        key = f"params.{location[0]}" if location else "params"
+        message = (
+            "is not a setting of this strategy"
+            if error["type"] == "extra_forbidden"
+            else error["msg"]
+        )
+        where = ".".join(location[1:])
+        text = f"{where}: {message}" if where else message
+        errors[key] = f"{errors[key]}; {text}" if key in errors else text
+    return errors
+
+
+def _audited(name: str, value: Any) -> Any:
+    """Long reference material is recorded by size and digest, not copied into the log."""
+    if name == "reference_text" and value:
+        digest = hashlib.sha256(value.encode()).hexdigest()[:16]
+        return {"chars": len(value), "sha256": digest}
+    return value
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

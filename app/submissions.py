@@ -15,7 +15,8 @@ from typing import BinaryIO
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from app.errors import UploadError
+from app.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
+from app.errors import FileTooLarge, UploadError
 from app.extensions import db
 from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, sniff
 from app.jobs import queue
@@ -39,12 +40,15 @@ def accept(activity: Activity, user: LtiUser, upload: Upload, *, data_dir: str, 
     comment = upload.comment.strip()
     if len(comment) > MAX_COMMENT_CHARS:
         raise UploadError(f"The comment is too long (at most {MAX_COMMENT_CHARS} characters).")
+    limit_mb = upload_limit_mb(activity, max_mb)
     incoming = upload.stream
     if not isinstance(incoming, IncomingFile):
         incoming = IncomingFile.copy_of(
-            upload.stream, incoming_dir(data_dir), int(max_mb * 1024 * 1024)
+            upload.stream, incoming_dir(data_dir), int(limit_mb * 1024 * 1024)
         )
     try:
+        if incoming.size > limit_mb * 1024 * 1024:  # the activity's own, smaller limit
+            raise FileTooLarge(limit_mb)
         return _store(activity, user, filename, comment, incoming, data_dir)
     finally:
         incoming.close()
@@ -67,6 +71,10 @@ def _store(
         kind = sniff(filename, incoming.head)
     except ExtractionError as exc:
         raise UploadError(exc.user_message) from exc
+    accepted = accepted_kinds(activity)
+    if kind not in accepted:
+        names = ", ".join(str(label) for k, label in KIND_LABELS.items() if k in accepted)
+        raise UploadError(f"This activity only accepts: {names}.")
 
     attempt = 1 + (
         db.session.scalar(

@@ -10,6 +10,7 @@ stays in Redis under ``launch_id`` (pylti1p3's own storage).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,9 +19,10 @@ from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.activities import copy_settings
 from app.errors import LaunchError, SessionExpired
 from app.extensions import db
-from app.lti import claims
+from app.lti import claims, deep_linking
 from app.models import Activity, Course, Deployment, LtiUser, Platform
 
 _SALT = "evaluaitor.launch-session"
@@ -71,17 +73,29 @@ def record_launch(
     launch_id: str,
     default_max_score: float,
 ) -> LaunchSession:
-    """Create or update the rows a resource-link launch describes; return its new session.
+    """Create or update the rows a resource-link launch describes; return its new session."""
+    return _retrying(_record, platform, deployment, body, launch_id, default_max_score)
+
+
+def record_deep_link(
+    platform: Platform, deployment: Deployment, body: dict[str, Any], *, launch_id: str
+) -> LaunchSession:
+    """A deep-linking launch: a new draft activity (no resource link until its first launch)
+    for the teacher to set up; return its session."""
+    return _retrying(_record_draft, platform, deployment, body, launch_id)
+
+
+def _retrying(record: Callable[..., LaunchSession], *args: Any) -> LaunchSession:
+    """Run ``record`` once more after a unique-constraint clash.
 
     Two first launches of the same course can race to insert the same rows; the loser of
-    that race hits a unique constraint, rolls back and runs once more, finding the rows the
-    winner committed.
+    that race rolls back and runs once more, finding the rows the winner committed.
     """
     try:
-        return _record(platform, deployment, body, launch_id, default_max_score)
+        return record(*args)
     except IntegrityError:
         db.session.rollback()
-        return _record(platform, deployment, body, launch_id, default_max_score)
+        return record(*args)
 
 
 def _record(
@@ -94,6 +108,37 @@ def _record(
     link = body.get(claims.RESOURCE_LINK) or {}
     if not link.get("id"):
         raise LaunchError(detail="launch without resource_link.id")
+    course, user = _record_people(platform, body)
+    activity = _activity_for_link(platform, deployment, str(link["id"]), body)
+    activity.platform_id = platform.id
+    activity.course_id = course.id if course else None
+    activity.title = str(link.get("title") or activity.title or "")
+    if not activity.instructions:
+        activity.instructions = _default_instructions(link)
+    _store_ags_endpoint(activity, body.get(claims.AGS_ENDPOINT) or {})
+    if activity.max_score is None and not activity.has_ags:
+        activity.max_score = default_max_score
+    db.session.commit()
+    return _session(body, launch_id, platform, activity, user)
+
+
+def _record_draft(
+    platform: Platform, deployment: Deployment, body: dict[str, Any], launch_id: str
+) -> LaunchSession:
+    course, user = _record_people(platform, body)
+    activity = Activity(
+        platform_id=platform.id,
+        deployment_id=deployment.id,
+        course_id=course.id if course else None,
+        resource_link_id=None,
+    )
+    db.session.add(activity)
+    db.session.commit()
+    return _session(body, launch_id, platform, activity, user)
+
+
+def _record_people(platform: Platform, body: dict[str, Any]) -> tuple[Course | None, LtiUser]:
+    """The course (with its roster service URL) and the user a launch names."""
     course = _upsert_course(platform, body.get(claims.CONTEXT) or {})
     if course is not None:  # the roster service, for the teacher page (see app.lti.nrps)
         nrps = body.get(claims.NRPS)
@@ -105,19 +150,55 @@ def _record(
         name=str(body.get("name") or ""),
         email=str(body.get("email") or ""),
     )
-    activity = _upsert(
-        Activity,
-        {"deployment_id": deployment.id, "resource_link_id": str(link["id"])},
-        platform_id=platform.id,
-        course_id=course.id if course else None,
-        title=str(link.get("title") or ""),
+    return course, user
+
+
+def _activity_for_link(
+    platform: Platform, deployment: Deployment, link_id: str, body: dict[str, Any]
+) -> Activity:
+    """The activity of a resource link: known already, a deep-linked one the link names in
+    its ``activity`` custom parameter, or a new one.
+
+    A deep-linked activity is bound to the first link that launches it; another link naming
+    it (the course was copied or imported) gets a new activity with a copy of its settings.
+    Only activities of the launching platform are considered, so one tenant can never reach
+    another's activity by naming its public id.
+    """
+    known = db.session.scalar(
+        select(Activity).filter_by(deployment_id=deployment.id, resource_link_id=link_id)
     )
-    if not activity.instructions:
-        activity.instructions = _default_instructions(link)
-    _store_ags_endpoint(activity, body.get(claims.AGS_ENDPOINT) or {})
-    if activity.max_score is None and not activity.has_ags:
-        activity.max_score = default_max_score
-    db.session.commit()
+    if known is not None:
+        return known
+    custom = body.get(deep_linking.CUSTOM)
+    public_id = custom.get(deep_linking.ACTIVITY_PARAMETER) if isinstance(custom, dict) else None
+    if not public_id:
+        activity = Activity(deployment_id=deployment.id, resource_link_id=link_id)
+        db.session.add(activity)
+        return activity
+    named = db.session.scalar(
+        select(Activity).where(
+            Activity.public_id == str(public_id), Activity.platform_id == platform.id
+        )
+    )
+    if named is None:
+        raise LaunchError(
+            "This link names an Evaluaitor activity that does not exist on this platform "
+            "(it may come from another site). Ask your teacher to add the activity again.",
+            detail=f"unknown activity custom parameter on platform {platform.id}",
+        )
+    if named.resource_link_id is None:
+        named.deployment_id = deployment.id
+        named.resource_link_id = link_id
+        return named
+    copy = Activity(deployment_id=deployment.id, resource_link_id=link_id)
+    copy_settings(named, copy)
+    db.session.add(copy)
+    return copy
+
+
+def _session(
+    body: dict[str, Any], launch_id: str, platform: Platform, activity: Activity, user: LtiUser
+) -> LaunchSession:
     presentation = body.get(claims.LAUNCH_PRESENTATION) or {}
     return LaunchSession(
         launch_id=launch_id,

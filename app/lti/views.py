@@ -5,8 +5,8 @@ from __future__ import annotations
 import jwt
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 
-from app.errors import LaunchError
-from app.lti import claims, keys, platform_storage, registration, session
+from app.errors import Forbidden, LaunchError
+from app.lti import claims, deep_linking, keys, platform_storage, registration, session
 from app.lti.launch import validated_launch
 from app.lti.tool_config import find_deployment, find_platform
 
@@ -30,8 +30,16 @@ def login():
 def launch():
     """Validate the id_token, record what it describes, and open the right page."""
     platform, deployment = _platform_and_deployment(request.form.get("id_token", ""))
+    deep_linking.check_request(request.form.get("id_token", ""))
     message = validated_launch(platform, deployment)
     body = message.get_launch_data()
+    if body.get(claims.MESSAGE_TYPE) == deep_linking.DEEP_LINKING_REQUEST:
+        if not claims.is_staff(body.get(claims.ROLES) or []):
+            raise Forbidden(deep_linking.TEACHERS_ONLY)
+        draft = session.record_deep_link(
+            platform, deployment, body, launch_id=message.get_launch_id()
+        )
+        return redirect(url_for("setup.setup", token=session.issue_token(draft)), code=303)
     if body.get(claims.MESSAGE_TYPE) != claims.RESOURCE_LINK_REQUEST:
         raise LaunchError(
             "Evaluaitor does not handle this kind of launch yet.",

@@ -17,6 +17,8 @@ from werkzeug.wrappers import Request, Response
 from tests.fakes.http import BackgroundServer
 
 from . import registration
+from .deep_linking import RETURN_PATH as DEEP_LINKING_RETURN
+from .deep_linking import DeepLinking
 from .faults import Fault, Faults, fault_response
 from .keys import SigningKey, jwks
 from .launch import AuthorizationError, PendingLaunch, auto_submit_form, check_auth_request
@@ -32,6 +34,7 @@ _ROUTES = Map(
         Rule("/mod/lti/token.php", endpoint="token"),
         Rule("/mod/lti/certs.php", endpoint="jwks"),
         Rule("/mod/lti/return.php", endpoint="return"),
+        Rule(DEEP_LINKING_RETURN, endpoint="deep_linking"),
         Rule(registration.CONFIGURATION_PATH, endpoint="openid_configuration"),
         Rule(registration.REGISTRATION_PATH, endpoint="registration"),
         Rule(f"{_SERVICES}/<course>/lineitems", endpoint="lineitems"),
@@ -78,6 +81,7 @@ class FakePlatform:
         self._launch_settings: dict[str, dict[str, Any]] = {}
         self._faults = Faults()
         self._services = Services(self)
+        self.deep_linking = DeepLinking(self)
         self.registration = registration.Registration(self)
         self._lock = threading.RLock()
         self._stopping = threading.Event()
@@ -419,6 +423,8 @@ class FakePlatform:
             return Response(json.dumps(jwks(*self._keys)), content_type="application/json")
         if kind in ("openid_configuration", "registration"):
             return self.registration.handle(kind, request)
+        if kind == "deep_linking":
+            return self.deep_linking.handle(request)
         if kind == "return":
             return Response("Back in the course.", content_type="text/plain")
         with self._lock:
