@@ -228,6 +228,20 @@ def test_the_platform_refuses_bad_tokens_and_nothing_is_stored(
     response = register(browser, moodle, live_tool, token=value)
     assert response.status_code == 400
     assert f"HTTP {status}" in response.text
+    if token == "used":  # the platform's own reason reaches the LMS admin
+        assert "token_already_used" in response.text
+    assert stored_platforms() == []
+
+
+def test_nothing_of_a_refused_configuration_request_is_shown(browser, moodle):
+    """The configuration URL is whatever the caller chose: its answer is never echoed."""
+    response = browser.get(
+        "/lti/register",
+        params={"openid_configuration": moodle.url + "/secret-admin", "registration_token": "t"},
+    )
+    assert response.status_code == 400
+    assert "HTTP 404" in response.text
+    assert "requested URL was not found" not in response.text
     assert stored_platforms() == []
 
 

@@ -191,6 +191,7 @@ def register(
             configuration.registration_endpoint,
             json=tool_registration(urls),
             headers={"Authorization": f"Bearer {registration_token}"},
+            show_reason=True,
         )
     client_id, deployment_id = _read_registration_answer(answer)
     return store(configuration, client_id, deployment_id, activate=activate)
@@ -270,8 +271,15 @@ def _read_registration_answer(answer: Any) -> tuple[str, str]:
     return str(client_id), str(deployment_id)
 
 
-def _fetch_json(http: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:
-    """A JSON document from the platform, read up to MAX_DOCUMENT_BYTES."""
+def _fetch_json(
+    http: httpx.Client, method: str, url: str, *, show_reason: bool = False, **kwargs: Any
+) -> Any:
+    """A JSON document from the platform, read up to MAX_DOCUMENT_BYTES.
+
+    The URLs come from whoever opened /lti/register, so the page repeats nothing of what
+    they answer except, with ``show_reason``, the short reason a registration endpoint gives
+    for refusing (e.g. Moodle's "token_already_used"), which the LMS admin needs.
+    """
     try:
         with http.stream(method, url, **kwargs) as response:
             body = b""
@@ -287,10 +295,12 @@ def _fetch_json(http: httpx.Client, method: str, url: str, **kwargs: Any) -> Any
             detail=f"{method} {url}: {type(exc).__name__}",
         ) from exc
     if response.status_code >= 300:
+        reason = _refusal(body) if show_reason else "-"
         raise RegistrationError(
             _(
                 "Your LMS refused the request (HTTP %(status)s): %(reason)s",
-                **_refusal(response.status_code, body),
+                status=response.status_code,
+                reason=reason,
             ),
             detail=f"{method} {url} answered {response.status_code}",
         )
@@ -302,8 +312,8 @@ def _fetch_json(http: httpx.Client, method: str, url: str, **kwargs: Any) -> Any
         ) from exc
 
 
-def _refusal(status: int, body: bytes) -> dict[str, Any]:
-    """The status and a short, plain reason from an error answer (never HTML)."""
+def _refusal(body: bytes) -> str:
+    """A short, plain reason from an error answer (never HTML)."""
     text = body[:300].decode("utf-8", "replace")
     try:
         document = json.loads(body)
@@ -311,9 +321,7 @@ def _refusal(status: int, body: bytes) -> dict[str, Any]:
         document = None
     if isinstance(document, dict):
         text = str(document.get("error_description") or document.get("error") or text)[:300]
-    if "<" in text:
-        text = ""
-    return {"status": status, "reason": text or "-"}
+    return "-" if not text or "<" in text else text
 
 
 def _origin(url: str) -> tuple[str, str] | None:
