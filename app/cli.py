@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -271,6 +272,11 @@ def activity_list() -> None:
     default=None,
     help="Release grades at once, hold flagged ones, or hold all for a teacher.",
 )
+@click.option("--title", default=None)
+@click.option("--max-score", default=None, help="Maximum score (until the LMS has a column).")
+@click.option("--kinds", default=None, help="Accepted file kinds, e.g. pdf,docx ('' for all).")
+@click.option("--max-upload-mb", default=None, help="Upload limit ('' for the site's).")
+@click.option("--max-attempts", default=None, help="Attempts per student ('' for unlimited).")
 @with_appcontext
 def activity_configure(
     activity_id: int,
@@ -281,6 +287,11 @@ def activity_configure(
     reference: Path | None,
     model: str | None,
     release_policy: str | None,
+    title: str | None,
+    max_score: str | None,
+    kinds: str | None,
+    max_upload_mb: str | None,
+    max_attempts: str | None,
 ) -> None:
     """Validate and store an activity's grading settings."""
     from app.activities import configure
@@ -301,6 +312,11 @@ def activity_configure(
             reference_text=read_document(reference) if reference else None,
             model=model,
             release_policy=release_policy,
+            title=title,
+            max_score=max_score,
+            accepted_kinds=None if kinds is None else re.findall(r"[^,\s]+", kinds),
+            max_upload_mb=max_upload_mb,
+            max_attempts=max_attempts,
         )
     except json.JSONDecodeError as exc:
         raise click.UsageError(f"--params is not valid JSON: {exc}") from exc

@@ -463,3 +463,37 @@ def test_uploads_follow_the_activity_kinds_and_size_limit(browser, platform, liv
     fine = browser.post(page + "submissions", files={"file": ("essay.pdf", pdf_bytes())})
     assert fine.status_code == 303
     assert db.session.query(Submission).count() == 1
+
+
+def test_the_cli_checks_the_new_settings_with_the_same_rules(app, browser, platform, live_tool):
+    from click.testing import CliRunner
+    from flask.cli import ScriptInfo
+
+    from app.cli import cli
+
+    deep_link(browser, platform, live_tool)
+    activity_id = str(only_activity().id)
+
+    def invoke(*args: str):
+        info = ScriptInfo(create_app=lambda: app)
+        return CliRunner().invoke(cli, ["activity", "configure", activity_id, *args], obj=info)
+
+    refused = invoke("--max-score", "lots", "--kinds", "pdf,exe", "--max-upload-mb", "999")
+    assert refused.exit_code == 1
+    for field in ("max_score: Enter a number", "accepted_kinds: Unknown", "max_upload_mb"):
+        assert field in refused.output
+    assert only_activity().max_score == 25 and only_activity().accepted_kinds == []
+
+    done = invoke("--max-score", "12", "--kinds", "pdf, docx", "--max-attempts", "3")
+    assert done.exit_code == 0, done.output
+    activity = only_activity()
+    assert (activity.max_score, activity.accepted_kinds, activity.max_attempts) == (
+        12,
+        ["docx", "pdf"],
+        3,
+    )
+    event = db.session.query(AuditEvent).one()
+    assert event.actor_id is None and event.details["after"]["max_attempts"] == 3
+    cleared = invoke("--max-attempts", "", "--kinds", "")
+    assert cleared.exit_code == 0 and only_activity().max_attempts is None
+    assert only_activity().accepted_kinds == []
