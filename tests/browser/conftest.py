@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app import practice
-from app.practice import PracticeSettings
+from tests.test_practice import practice_platform  # noqa: F401  (the fixture)
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
 
@@ -51,27 +49,6 @@ def page(chromium) -> Iterator[sync_api.Page]:
     page = context.new_page()
     yield page
     context.close()
-
-
-@pytest.fixture
-def practice_platform(app, live_tool, tmp_path) -> Iterator[PracticeSettings]:
-    """The practice platform on localhost, registered with the tool under test."""
-    settings = PracticeSettings(
-        base_url=f"http://localhost:{_free_port()}",
-        tool_url=live_tool,
-        data_dir=tmp_path / "practice",
-    )
-    practice.register(settings)
-    server = practice.serve_in_background(settings)
-    yield settings
-    server.shutdown()
-    server.server_close()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def screenshot(page: sync_api.Page, name: str) -> None:
