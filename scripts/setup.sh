@@ -20,6 +20,8 @@ fi
 
 # The code judge runs student programs inside bubblewrap (Debian's package).
 bash scripts/install-sandbox.sh || echo "warning: bubblewrap is missing; the code judge cannot run" >&2
+# The browser tests drive Debian's Chromium (tests/browser/ skips without it).
+bash scripts/install-browser.sh || echo "warning: chromium is missing; browser tests will be skipped" >&2
 
 stamp=.venv/.evaluaitor-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
