@@ -255,8 +255,8 @@ def _reviewable_grade(submission: Submission) -> Grade:
     return submission.grade
 
 
-def _number(raw: str, maximum: float, what: str) -> float | None:
-    """A form value as a score in 0..maximum; blank is None. Accepts a decimal comma."""
+def _number(raw: str, maximum: float, what: str, minimum: float = 0.0) -> float | None:
+    """A form value as a score in minimum..maximum; blank is None. Accepts a decimal comma."""
     text = (raw or "").strip().replace(",", ".")
     if not text:
         return None
@@ -264,22 +264,34 @@ def _number(raw: str, maximum: float, what: str) -> float | None:
         value = float(text)
     except ValueError:
         raise ReviewError(_("%(what)s must be a number.", what=what)) from None
-    if not math.isfinite(value) or not 0 <= value <= maximum:
-        raise ReviewError(_("%(what)s must be between 0 and %(max)g.", what=what, max=maximum))
+    if not math.isfinite(value) or not minimum <= value <= maximum:
+        raise ReviewError(
+            _(
+                "%(what)s must be between %(min)g and %(max)g.",
+                what=what,
+                min=minimum,
+                max=maximum,
+            )
+        )
     return value
 
 
 def _criteria(ai: list[dict[str, Any]], typed: dict[int, str]) -> list[dict[str, Any]] | None:
-    """The per-criterion override: the AI's list with the teacher's scores; None if unchanged."""
+    """The per-criterion override: the AI's list with the teacher's scores; None if unchanged.
+
+    A fault (a negative-weight criterion, maximum 0) may keep the negative score it was given.
+    """
     result, changed = [], False
     for index, criterion in enumerate(ai):
         item = dict(criterion)
+        ai_score = criterion.get("score")
         value = _number(
             typed.get(index, ""),
             float(criterion.get("max") or 0),
             criterion.get("name") or _("A criterion"),
+            minimum=min(0.0, ai_score or 0.0),
         )
-        if value is not None and value != criterion.get("score"):
+        if value is not None and value != ai_score:
             item["score"], changed = value, True
         result.append(item)
     return result if changed else None

@@ -1,36 +1,28 @@
-"""Student and teacher pages. Views orchestrate: rules live in the services they call.
+"""Student pages, and the activity page that opens either view. Views orchestrate: rules
+live in the services they call.
 
 Every route is addressed by a page token (see :mod:`app.lti.session`), which fixes the
-platform, activity, user and role; nothing else from the request widens that scope.
+platform, activity, user and role; nothing else from the request widens that scope. The
+teacher's routes are in :mod:`app.web.teacher`, on the same blueprint.
 """
 
 from __future__ import annotations
 
 import io
 
-from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask import current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app import submissions
-from app.errors import FileTooLarge, Forbidden, NotFound, UploadError
+from app.errors import FileTooLarge, Forbidden, UploadError
 from app.extensions import db
-from app.grading import service as grading
-from app.lti import passback
 from app.lti.session import LaunchSession, load
-from app.models import (
-    Activity,
-    Grade,
-    LtiUser,
-    PushStatus,
-    ScorePush,
-    Submission,
-    SubmissionStatus,
-)
-from app.web import markdown
+from app.models import Activity, Grade, LtiUser, Submission, SubmissionStatus
+from app.web.blueprint import bp, safe_return_url
+from app.web.teacher import teacher_page
 
-bp = Blueprint("web", __name__, url_prefix="/l/<token>")
-bp.add_app_template_filter(markdown.render, "markdown")
+__all__ = ["bp"]
 
 
 @bp.get("/")
@@ -38,7 +30,7 @@ def activity(token: str):
     session = load(token)
     activity = db.session.get(Activity, session.activity_id)
     if session.is_staff:
-        return _teacher_page(token, session, activity)
+        return teacher_page(token, session, activity)
     return _student_page(token, session, activity)
 
 
@@ -76,7 +68,8 @@ def submit(token: str):
 def status(token: str):
     """The student's latest submission, polled by the page while grading runs.
 
-    The hottest route: one query for plain columns, no ORM objects.
+    The hottest route: one query for plain columns, no ORM objects. A grade the teacher
+    holds is reported as waiting for review, without its score.
     """
     session = load(token)
     row = db.session.execute(
@@ -103,11 +96,8 @@ def status(token: str):
     ).first()
     if row is None:
         return jsonify(submission=None)
-    state = SubmissionStatus(row.status)
-    released = state == SubmissionStatus.GRADED and row.released_at is not None
-    held = state == SubmissionStatus.GRADED and not released
-    if held:  # to the student, a held grade is one their teacher still has to review
-        state = SubmissionStatus.NEEDS_REVIEW
+    state = student_status(row.status, row.released_at is not None)
+    released = state == SubmissionStatus.GRADED
     score = row.override_score if row.override_score is not None else row.score
     return jsonify(
         submission={
@@ -119,55 +109,19 @@ def status(token: str):
             "total": row.progress_total,
             "message": row.progress_message,
             "error": row.error_message,
-            "held": held,
+            "held": row.status == SubmissionStatus.GRADED and not released,
             "score": score if released else None,
             "scale": row.scale if released else None,
         }
     )
 
 
-@bp.post("/submissions/<int:submission_id>/retry")
-def retry_grading(token: str, submission_id: int):
-    session = _staff_session(token)
-    submission = _activity_submission(session, submission_id)
-    if submission.status not in (SubmissionStatus.FAILED, SubmissionStatus.NEEDS_REVIEW):
-        raise Forbidden("Only failed or held submissions can be graded again.")
-    grading.retry(submission)
-    return redirect(url_for("web.activity", token=token), code=303)
-
-
-@bp.post("/pushes/<int:push_id>/retry")
-def retry_push(token: str, push_id: int):
-    session = _staff_session(token)
-    push = db.session.get(ScorePush, push_id)
-    if push is None or push.activity_id != session.activity_id:
-        raise NotFound()
-    if push.status != PushStatus.FAILED:
-        raise Forbidden("Only failed gradebook updates can be retried.")
-    passback.retry(push)
-    return redirect(url_for("web.activity", token=token), code=303)
-
-
-# -- helpers -----------------------------------------------------------------------------
-
-
-def _safe_return_url(url: str | None) -> str | None:
-    """The LMS's return URL, only if it is an http(s) address (never ``javascript:``)."""
-    return url if url and url.startswith(("https://", "http://")) else None
-
-
-def _staff_session(token: str) -> LaunchSession:
-    session = load(token)
-    if not session.is_staff:
-        raise Forbidden()
-    return session
-
-
-def _activity_submission(session: LaunchSession, submission_id: int) -> Submission:
-    submission = db.session.get(Submission, submission_id)
-    if submission is None or submission.activity_id != session.activity_id:
-        raise NotFound()
-    return submission
+def student_status(status: str, is_released: bool) -> SubmissionStatus:
+    """What the student is told: a held grade is one their teacher still has to review."""
+    state = SubmissionStatus(status)
+    if state == SubmissionStatus.GRADED and not is_released:
+        return SubmissionStatus.NEEDS_REVIEW
+    return state
 
 
 def _student_page(
@@ -181,36 +135,17 @@ def _student_page(
         )
         .order_by(Submission.attempt.desc())
     ).all()
+    latest = history[0] if history else None
     return render_template(
         "student.html",
         token=token,
-        return_url=_safe_return_url(session.return_url),
+        return_url=safe_return_url(session.return_url),
         activity=activity,
-        latest=history[0] if history else None,
+        latest=latest,
+        latest_status=student_status(latest.status, bool(latest.grade and latest.grade.is_released))
+        if latest
+        else None,
         history=history,
+        attempts_left=submissions.attempts_left(activity, session.user_id),
         error=error,
-        max_mb=current_app.config["EVALUAITOR_MAX_UPLOAD_MB"],
-        accept=",".join(sorted(submissions.ACCEPTED_EXTENSIONS)),
-    )
-
-
-def _teacher_page(token: str, session: LaunchSession, activity: Activity):
-    rows = db.session.execute(
-        select(Submission, LtiUser)
-        .join(LtiUser, Submission.user_id == LtiUser.id)
-        .where(Submission.activity_id == activity.id)
-        .order_by(LtiUser.name, Submission.attempt.desc())
-    ).all()
-    pushes = db.session.scalars(
-        select(ScorePush).where(ScorePush.activity_id == activity.id).order_by(ScorePush.id)
-    ).all()
-    last_push = {push.submission_id: push for push in pushes}
-    return render_template(
-        "teacher.html",
-        token=token,
-        return_url=_safe_return_url(session.return_url),
-        activity=activity,
-        rows=rows,
-        last_push=last_push,
-        llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL")),
     )

@@ -193,12 +193,19 @@ class Services:
             }
             for user in self.gradebook.users.values()
         ]
+        headers = {}
+        limit, start = request.args.get("limit", 0, type=int), request.args.get("from", 0, type=int)
+        if limit > 0:  # Moodle pages only when asked, and then links the next page only
+            if start + limit < len(members):
+                query = urlencode({"limit": limit, "from": start + limit})
+                headers["Link"] = f'<{self.platform.memberships_url}?{query}>; rel="next"'
+            members = members[start : start + limit]
         body = {
             "id": self.platform.memberships_url,
             "context": {"id": self.platform.course_id, "label": "ESSAY101", "title": "Essays"},
             "members": members,
         }
-        return _json(body, MEMBERSHIPS_TYPE)
+        return _json(body, MEMBERSHIPS_TYPE, headers=headers)
 
 
 def _body(request: Request) -> Any:

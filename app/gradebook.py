@@ -1,0 +1,261 @@
+"""The teacher's view of an activity: one row per student, filters, sorting, statistics, CSV.
+
+Rows join the course roster from the LMS (students who never submitted included) with each
+student's latest submission, its grade and the last gradebook push. Everything here reads;
+changes go through app.review.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from app.extensions import db
+from app.lti.nrps import Roster
+from app.models import Activity, Grade, LtiUser, ScorePush, Submission, SubmissionStatus
+
+#: ``status`` filter value for students without a submission.
+NO_SUBMISSION = "none"
+SHOW = ("all", "flagged", "held", "missing")
+SORTS = ("name", "status", "score", "date")
+HISTOGRAM_BINS = 10
+
+
+@dataclass
+class StudentRow:
+    sub: str
+    name: str
+    user_id: int | None = None  # None: on the roster, never launched the activity
+    submission: Submission | None = None
+    push: ScorePush | None = None
+
+    @property
+    def grade(self) -> Grade | None:
+        return self.submission.grade if self.submission else None
+
+    @property
+    def status(self) -> str:
+        return str(self.submission.status) if self.submission else NO_SUBMISSION
+
+    @property
+    def ai_score(self) -> float | None:
+        return self.grade.score if self.grade else None
+
+    @property
+    def teacher_score(self) -> float | None:
+        return self.grade.override_score if self.grade else None
+
+    @property
+    def score(self) -> float | None:
+        return self.grade.effective_score if self.grade else None
+
+    @property
+    def is_flagged(self) -> bool:
+        return bool(self.grade and self.grade.flags)
+
+    @property
+    def is_held(self) -> bool:
+        return self.status == SubmissionStatus.GRADED and not self.grade.is_released
+
+    @property
+    def is_released(self) -> bool:
+        return self.status == SubmissionStatus.GRADED and self.grade.is_released
+
+    @property
+    def submitted_at(self) -> datetime | None:
+        return self.submission.created_at if self.submission else None
+
+
+def student_rows(activity: Activity, roster: Roster) -> list[StudentRow]:
+    """Every student on the roster or with a submission, with their latest attempt."""
+    rows: dict[str, StudentRow] = {
+        member.sub: StudentRow(sub=member.sub, name=member.name) for member in roster.members
+    }
+    latest = db.session.execute(
+        select(Submission, LtiUser)
+        .join(LtiUser, Submission.user_id == LtiUser.id)
+        .where(Submission.activity_id == activity.id)
+        .order_by(Submission.attempt)
+    ).all()
+    for submission, user in latest:  # later attempts overwrite earlier ones
+        row = rows.setdefault(user.sub, StudentRow(sub=user.sub, name=user.name))
+        row.name = row.name or user.name
+        row.user_id, row.submission = user.id, submission
+    pushes = db.session.scalars(
+        select(ScorePush).where(ScorePush.activity_id == activity.id).order_by(ScorePush.id)
+    ).all()
+    by_user = {row.user_id: row for row in rows.values() if row.user_id is not None}
+    for push in pushes:
+        if push.user_id in by_user:
+            by_user[push.user_id].push = push
+    return list(rows.values())
+
+
+def select_rows(
+    rows: Iterable[StudentRow],
+    *,
+    status: str = "",
+    show: str = "all",
+    sort: str = "name",
+    descending: bool = False,
+) -> list[StudentRow]:
+    """Filter and sort as the page's query parameters ask; unknown values are ignored."""
+    chosen = [row for row in rows if not status or row.status == status]
+    if show == "flagged":
+        chosen = [row for row in chosen if row.is_flagged]
+    elif show == "held":
+        chosen = [row for row in chosen if row.is_held]
+    elif show == "missing":
+        chosen = [row for row in chosen if row.submission is None]
+    keys = {
+        "name": lambda r: (r.name or r.sub).casefold(),
+        "status": lambda r: r.status,
+        "score": lambda r: -1.0 if r.score is None else r.score,
+        "date": lambda r: r.submitted_at.timestamp() if r.submitted_at else 0.0,
+    }
+    chosen.sort(key=lambda r: (r.name or r.sub).casefold())  # ties stay in name order
+    chosen.sort(key=keys.get(sort, keys["name"]), reverse=descending)
+    return chosen
+
+
+# -- statistics -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bin:
+    low: float
+    high: float
+    count: int
+
+
+@dataclass(frozen=True)
+class Statistics:
+    maximum: float
+    bins: list[Bin]
+    scored: int
+    mean: float | None
+    overridden: int
+    mean_abs_difference: float | None
+    share_within_one: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+
+    @property
+    def tallest(self) -> int:
+        return max((b.count for b in self.bins), default=0)
+
+
+def statistics(
+    activity: Activity, rows: Iterable[StudentRow], prices: Mapping[str, Any]
+) -> Statistics:
+    """Histogram of the latest scores (on the activity's maximum), AI-vs-teacher agreement
+    over overridden grades (on each grade's own scale), and the activity's model usage."""
+    maximum = activity.max_score or 10.0
+    grades = [row.grade for row in rows if row.grade is not None]
+    values = [
+        g.effective_normalized * maximum for g in grades if g.effective_normalized is not None
+    ]
+    width = maximum / HISTOGRAM_BINS
+    counts = [0] * HISTOGRAM_BINS
+    for value in values:
+        counts[min(int(value / width), HISTOGRAM_BINS - 1)] += 1
+    bins = [Bin(i * width, (i + 1) * width, n) for i, n in enumerate(counts)]
+    pairs = [
+        abs(g.score - g.override_score)
+        for g in grades
+        if g.score is not None and g.override_score is not None
+    ]
+    prompt, completion = _tokens(activity)
+    price_in, price_out = (
+        prices["EVALUAITOR_LLM_PRICE_INPUT_PER_1K"],
+        prices["EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K"],
+    )
+    return Statistics(
+        maximum=maximum,
+        bins=bins,
+        scored=len(values),
+        mean=sum(values) / len(values) if values else None,
+        overridden=len(pairs),
+        mean_abs_difference=sum(pairs) / len(pairs) if pairs else None,
+        share_within_one=sum(d <= 1 for d in pairs) / len(pairs) if pairs else None,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=(prompt * price_in + completion * price_out) / 1000 if price_in or price_out else None,
+    )
+
+
+def _tokens(activity: Activity) -> tuple[int, int]:
+    """Tokens of every stored grade of the activity (all attempts), from its provenance."""
+    provenances = db.session.scalars(
+        select(Grade.provenance)
+        .join(Submission, Grade.submission_id == Submission.id)
+        .where(Submission.activity_id == activity.id)
+    ).all()
+    prompt = sum(_int((p or {}).get("prompt_tokens")) for p in provenances)
+    completion = sum(_int((p or {}).get("completion_tokens")) for p in provenances)
+    return prompt, completion
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# -- CSV --------------------------------------------------------------------------------
+
+CSV_COLUMNS = (
+    "student",
+    "lms_user_id",
+    "attempt",
+    "status",
+    "ai_score",
+    "teacher_score",
+    "final_score",
+    "out_of",
+    "released",
+    "gradebook",
+    "submitted_at",
+)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def to_csv(rows: Iterable[StudentRow]) -> str:
+    """The gradebook as CSV. Text cells that a spreadsheet would run as a formula are
+    prefixed with an apostrophe (OWASP's advice), so a student named ``=HYPERLINK(...)``
+    stays text."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        grade, push = row.grade, row.push
+        writer.writerow(
+            [
+                _cell(row.name),
+                _cell(row.sub),
+                row.submission.attempt if row.submission else "",
+                row.status,
+                _num(row.ai_score),
+                _num(row.teacher_score),
+                _num(row.score),
+                _num(grade.scale if grade else None),
+                "yes" if row.is_released else "no",
+                _cell(f"{push.kind}: {push.status}") if push else "",
+                row.submitted_at.strftime("%Y-%m-%d %H:%M") if row.submitted_at else "",
+            ]
+        )
+    return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    text = text or ""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"

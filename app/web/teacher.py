@@ -1,0 +1,261 @@
+"""The teacher's pages and actions: the class list, one submission in detail, statistics,
+the CSV export, and the review actions (every one a POST, staff only, audited in app.review).
+
+A teacher's page token names one activity; every submission id, push id and file is looked
+up inside that activity, so another course's ids answer 404.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from flask import Response, current_app, redirect, render_template, request, send_file, url_for
+from flask_babel import lazy_gettext as _l
+from sqlalchemy import select
+
+from app import gradebook, review
+from app.errors import EvaluaitorError, Forbidden, NotFound
+from app.extensions import db
+from app.grading import registry
+from app.lti import nrps, passback
+from app.lti.session import LaunchSession
+from app.models import Activity, PushStatus, ScorePush, Submission, SubmissionStatus
+from app.web.blueprint import activity_submission, bp, safe_return_url, staff_session
+
+#: Short confirmations shown after an action (keys in the redirect, never free text).
+NOTICES = {
+    "overridden": _l("Your grade was saved."),
+    "released": _l("Released to the student and the gradebook."),
+    "unchanged": _l("This grade had been released already; nothing was sent again."),
+    "regrading": _l("The submission is being graded again."),
+    "reopened": _l("The student may submit once more."),
+}
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f"\\/:*?<>|;%]+')
+_CONTENT_TYPES = {
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "markdown": "text/markdown",  # text types get "; charset=utf-8" from Flask
+    "text": "text/plain",
+    "code": "text/plain",
+}
+
+
+def teacher_page(token: str, session: LaunchSession, activity: Activity):
+    roster = nrps.course_roster(activity.platform, activity.course, current_app.config)
+    rows = gradebook.student_rows(activity, roster)
+    args = request.args
+    show = args.get("show", "all") if args.get("show") in gradebook.SHOW else "all"
+    sort = args.get("sort", "name") if args.get("sort") in gradebook.SORTS else "name"
+    descending = args.get("order") == "desc"
+    status = args.get("status", "")
+    statuses = [s.value for s in SubmissionStatus] + [gradebook.NO_SUBMISSION]
+    status = status if status in statuses else ""
+    return render_template(
+        "teacher.html",
+        token=token,
+        return_url=safe_return_url(session.return_url),
+        activity=activity,
+        roster=roster,
+        rows=gradebook.select_rows(
+            rows, status=status, show=show, sort=sort, descending=descending
+        ),
+        total=len(rows),
+        held=sum(row.is_held and row.score is not None for row in rows),
+        filters={"status": status, "show": show, "sort": sort, "order": args.get("order", "asc")},
+        statuses=statuses,
+        notice=NOTICES.get(args.get("done", "")),
+        llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL")),
+    )
+
+
+@bp.get("/submissions/<int:submission_id>")
+def submission_detail(token: str, submission_id: int):
+    session = staff_session(token)
+    return _detail(token, session, activity_submission(session, submission_id))
+
+
+@bp.get("/submissions/<int:submission_id>/file")
+def download(token: str, submission_id: int):
+    """The original upload, as an attachment: never rendered by the browser."""
+    session = staff_session(token)
+    submission = activity_submission(session, submission_id)
+    path = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
+    if not path.is_file():
+        raise NotFound("The stored file is missing.")
+    response = send_file(
+        path,
+        mimetype=_CONTENT_TYPES.get(submission.kind, "application/octet-stream"),
+        as_attachment=True,
+        download_name=download_name(submission),
+        max_age=0,
+    )
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+def download_name(submission: Submission) -> str:
+    """The student's file name without path parts, control characters, quotes or characters
+    file systems refuse; the extension was checked against the accepted ones on upload."""
+    name = Path(submission.original_filename.replace("\\", "/"))
+    stem = _UNSAFE.sub("_", name.stem).strip(" ._") or "submission"
+    return f"attempt{submission.attempt}-{stem[:100]}{name.suffix.lower()}"
+
+
+@bp.post("/submissions/<int:submission_id>/override")
+def override(token: str, submission_id: int):
+    session = staff_session(token)
+    submission = activity_submission(session, submission_id)
+    form = request.form
+    criteria = {
+        int(key.removeprefix("criterion-")): value
+        for key, value in form.items()
+        if key.startswith("criterion-") and key.removeprefix("criterion-").isdigit()
+    }
+    try:
+        review.override(
+            submission,
+            session.user_id,
+            score=form.get("score", ""),
+            feedback=form.get("feedback", ""),
+            criteria=criteria,
+        )
+        done = "overridden"
+        if form.get("release") and review.release(submission, session.user_id):
+            done = "released"
+    except EvaluaitorError as exc:
+        return _detail(token, session, submission, error=exc, form=form), exc.status_code
+    return _back_to(token, submission, done)
+
+
+@bp.post("/submissions/<int:submission_id>/release")
+def release(token: str, submission_id: int):
+    session = staff_session(token)
+    submission = activity_submission(session, submission_id)
+    try:
+        done = "released" if review.release(submission, session.user_id) else "unchanged"
+    except EvaluaitorError as exc:
+        return _detail(token, session, submission, error=exc), exc.status_code
+    return _back_to(token, submission, done)
+
+
+@bp.post("/release-all")
+def release_all(token: str):
+    session = staff_session(token)
+    activity = db.session.get(Activity, session.activity_id)
+    count = review.release_all(activity, session.user_id)
+    return redirect(url_for("web.activity", token=token, done="released" if count else ""), 303)
+
+
+@bp.post("/submissions/<int:submission_id>/regrade")
+def regrade(token: str, submission_id: int):
+    session = staff_session(token)
+    submission = activity_submission(session, submission_id)
+    try:
+        review.regrade(
+            submission,
+            session.user_id,
+            plugin=request.form.get("plugin", ""),
+            model=request.form.get("model", ""),
+        )
+    except EvaluaitorError as exc:
+        return _detail(token, session, submission, error=exc), exc.status_code
+    return _back_to(token, submission, "regrading")
+
+
+@bp.post("/submissions/<int:submission_id>/retry")
+def retry_grading(token: str, submission_id: int):
+    """The class list's "grade again" button: a regrade with the activity's settings."""
+    session = staff_session(token)
+    submission = activity_submission(session, submission_id)
+    if submission.status not in (SubmissionStatus.FAILED, SubmissionStatus.NEEDS_REVIEW):
+        raise Forbidden("Only failed or held submissions can be graded again.")
+    review.regrade(submission, session.user_id)
+    return redirect(url_for("web.activity", token=token, done="regrading"), code=303)
+
+
+@bp.post("/submissions/<int:submission_id>/reopen")
+def reopen(token: str, submission_id: int):
+    session = staff_session(token)
+    submission = activity_submission(session, submission_id)
+    try:
+        review.reopen(submission, session.user_id)
+    except EvaluaitorError as exc:
+        return _detail(token, session, submission, error=exc), exc.status_code
+    return _back_to(token, submission, "reopened")
+
+
+@bp.post("/pushes/<int:push_id>/retry")
+def retry_push(token: str, push_id: int):
+    session = staff_session(token)
+    push = db.session.get(ScorePush, push_id)
+    if push is None or push.activity_id != session.activity_id:
+        raise NotFound()
+    if push.status != PushStatus.FAILED:
+        raise Forbidden("Only failed gradebook updates can be retried.")
+    passback.retry(push)
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
+@bp.get("/stats")
+def stats(token: str):
+    session = staff_session(token)
+    activity = db.session.get(Activity, session.activity_id)
+    rows = gradebook.student_rows(activity, nrps.Roster(()))
+    return render_template(
+        "stats.html",
+        token=token,
+        activity=activity,
+        stats=gradebook.statistics(activity, rows, current_app.config),
+    )
+
+
+@bp.get("/gradebook.csv")
+def export_csv(token: str):
+    session = staff_session(token)
+    activity = db.session.get(Activity, session.activity_id)
+    roster = nrps.course_roster(activity.platform, activity.course, current_app.config)
+    rows = gradebook.select_rows(gradebook.student_rows(activity, roster))
+    return Response(
+        gradebook.to_csv(rows),
+        mimetype="text/csv",
+        headers={
+            "Content-Disposition": f'attachment; filename="gradebook-{activity.id}.csv"',
+            "Cache-Control": "private, no-store",
+        },
+    )
+
+
+def _detail(
+    token: str,
+    session: LaunchSession,
+    submission: Submission,
+    *,
+    error: EvaluaitorError | None = None,
+    form=None,
+):
+    pushes = db.session.scalars(
+        select(ScorePush).where(ScorePush.submission_id == submission.id).order_by(ScorePush.id)
+    ).all()
+    return render_template(
+        "submission.html",
+        token=token,
+        activity=db.session.get(Activity, session.activity_id),
+        submission=submission,
+        grade=submission.grade,
+        is_latest=submission.attempt == review.latest_attempt(submission),
+        pushes=pushes,
+        events=review.history(submission),
+        strategies=[plugin.name for plugin in registry.all_plugins()],
+        error=error.user_message if error else None,
+        form=form,
+        notice=NOTICES.get(request.args.get("done", "")),
+    )
+
+
+def _back_to(token: str, submission: Submission, done: str):
+    return redirect(
+        url_for("web.submission_detail", token=token, submission_id=submission.id, done=done),
+        code=303,
+    )
