@@ -7,14 +7,14 @@ from datetime import timedelta
 
 import pytest
 
-from app import create_app
 from app.extensions import db
 from app.lti import keys
 from app.models import Deployment, Platform
 from tests.conftest import run_jobs
 from tests.documents import ESSAY
-from tests.fakes.platform import BrowserFlowError, browser_launch
+from tests.fakes.platform import BrowserFlowError, FakePlatform, browser_launch
 from tests.test_core_loop import open_activity, upload
+from tests.test_registration import behind_a_proxy, register
 
 TOKEN = "admin-token-for-tests-0123456789"
 
@@ -86,17 +86,7 @@ def test_the_session_cookie_is_locked_down(admin_app, browser):
 
 
 def test_the_cookie_is_secure_over_https(tmp_path, redis_server, key_dir):
-    proxied = create_app(
-        {
-            "TESTING": True,
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'p.db'}",
-            "REDIS_URL": redis_server.url,
-            "EVALUAITOR_KEY_DIR": str(key_dir),
-            "SECRET_KEY": "test-secret",
-            "EVALUAITOR_TRUSTED_PROXIES": 1,
-            "EVALUAITOR_ADMIN_TOKEN": TOKEN,
-        }
-    )
+    proxied = behind_a_proxy(tmp_path, redis_server, key_dir, EVALUAITOR_ADMIN_TOKEN=TOKEN)
     client = proxied.test_client()
     # Over HTTPS Flask-WTF also wants a same-origin Referer, which browsers send here.
     https = {"X-Forwarded-Proto": "https", "Referer": "https://localhost/admin/"}
@@ -183,3 +173,15 @@ def test_usage_counts_activities_submissions_and_tokens(admin, platform, llm, li
     dashboard = admin.get("/admin/").text
     cells = re.findall(r"<td>(\d+)</td>", dashboard)
     assert cells == ["1", "1", "150"]  # activities, submissions, LLM tokens
+
+
+def test_a_dynamically_registered_platform_is_activated_here(admin, live_tool):
+    """Dynamic Registration leaves a new platform off; the admin page switches it on."""
+    with FakePlatform() as moodle:
+        assert register(admin, moodle, live_tool).status_code == 200
+        with pytest.raises(BrowserFlowError, match="switched off"):
+            browser_launch(admin, moodle, live_tool)
+        assert moodle.issuer in admin.get("/admin/").text
+        platform_id = db.session.query(Platform).one().id
+        switch(admin, f"/admin/platforms/{platform_id}/active", active=True)
+        assert browser_launch(admin, moodle, live_tool).status_code == 303

@@ -315,17 +315,23 @@ def test_canvas_json_names_this_server(browser, live_tool):
     assert {p["message_type"] for p in placements} == {"LtiDeepLinkingRequest"}
 
 
-def test_urls_come_from_the_proxy_when_it_is_trusted(tmp_path, redis_server, key_dir):
-    proxied = create_app(
+def behind_a_proxy(tmp_path, redis_server, key_dir, **settings):
+    """An app that trusts one reverse proxy's X-Forwarded-* headers, for the test client."""
+    return create_app(
         {
             "TESTING": True,
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'p.db'}",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'proxied.db'}",
             "REDIS_URL": redis_server.url,
             "EVALUAITOR_KEY_DIR": str(key_dir),
             "SECRET_KEY": "test-secret",
             "EVALUAITOR_TRUSTED_PROXIES": 1,
+            **settings,
         }
     )
+
+
+def test_urls_come_from_the_proxy_when_it_is_trusted(tmp_path, redis_server, key_dir):
+    proxied = behind_a_proxy(tmp_path, redis_server, key_dir)
     headers = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "grading.example.edu"}
     config = proxied.test_client().get("/lti/canvas.json", headers=headers).get_json()
     assert config["oidc_initiation_url"] == "https://grading.example.edu/lti/login"

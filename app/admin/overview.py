@@ -81,21 +81,12 @@ def _per_platform_counts() -> dict[int, dict[str, int]]:
     return counts
 
 
-def set_platform_active(platform_id: int, active: bool) -> Platform:
-    platform = db.session.get(Platform, platform_id)
-    if platform is None:
+def set_active(model: type[Platform] | type[Deployment], row_id: int, active: bool):
+    """Switch a platform or a deployment on or off; raises NotFound for an unknown id."""
+    row = db.session.get(model, row_id)
+    if row is None:
         raise NotFound()
-    platform.is_active = active
+    row.is_active = active
     db.session.commit()
-    log.info("admin switched platform %s %s", platform.id, "on" if active else "off")
-    return platform
-
-
-def set_deployment_active(deployment_id: int, active: bool) -> Deployment:
-    deployment = db.session.get(Deployment, deployment_id)
-    if deployment is None:
-        raise NotFound()
-    deployment.is_active = active
-    db.session.commit()
-    log.info("admin switched deployment %s %s", deployment.id, "on" if active else "off")
-    return deployment
+    log.info("admin switched %s %s %s", model.__tablename__, row.id, "on" if active else "off")
+    return row

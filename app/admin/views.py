@@ -19,6 +19,7 @@ from flask_babel import gettext as _
 from app.admin import auth, csrf, overview
 from app.errors import Forbidden
 from app.lti import keys
+from app.models import Deployment, Platform
 
 bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates")
 
@@ -75,26 +76,26 @@ def sign_out():
 
 @bp.post("/platforms/<int:platform_id>/active")
 def platform_active(platform_id: int):
-    _require_admin()
-    platform = overview.set_platform_active(platform_id, _wanted_state())
-    state = _("on") if platform.is_active else _("off")
-    flash(_("Platform %(name)s is %(state)s.", name=platform.name, state=state))
+    platform = _switch(Platform, platform_id)
+    flash(_("Platform %(name)s is %(state)s.", name=platform.name, state=_state(platform)))
     return redirect(url_for("admin.index"), code=303)
 
 
 @bp.post("/deployments/<int:deployment_id>/active")
 def deployment_active(deployment_id: int):
-    _require_admin()
-    deployment = overview.set_deployment_active(deployment_id, _wanted_state())
-    state = _("on") if deployment.is_active else _("off")
-    flash(_("Deployment %(id)s is %(state)s.", id=deployment.deployment_id, state=state))
+    deployment = _switch(Deployment, deployment_id)
+    flash(
+        _("Deployment %(id)s is %(state)s.", id=deployment.deployment_id, state=_state(deployment))
+    )
     return redirect(url_for("admin.index"), code=303)
 
 
-def _require_admin() -> None:
+def _switch(model: type[Platform] | type[Deployment], row_id: int):
+    """Set the row's state to the form's ``active`` field, for a signed-in admin only."""
     if not auth.is_signed_in():
         raise Forbidden(_("Sign in on the admin page first."))
+    return overview.set_active(model, row_id, request.form.get("active") == "1")
 
 
-def _wanted_state() -> bool:
-    return request.form.get("active") == "1"
+def _state(row: Platform | Deployment) -> str:
+    return _("on") if row.is_active else _("off")
