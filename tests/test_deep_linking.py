@@ -399,6 +399,35 @@ def test_an_activity_id_from_another_platform_is_refused(browser, platform, live
     assert db.session.query(Activity).count() == 1
 
 
+def test_an_unknown_activity_id_is_refused(browser, platform, live_tool):
+    custom = {"https://purl.imsglobal.org/spec/lti/claim/custom": {"activity": "0" * 32}}
+    response = browser_launch(browser, platform, live_tool, extra_claims=custom)
+    assert response.status_code == 400
+    assert "does not exist on this platform" in response.text
+    assert db.session.query(Activity).count() == 0
+
+
+def test_a_platform_that_takes_no_line_item_gets_a_link_without_one(
+    browser, platform, llm, live_tool
+):
+    page = start_setup(browser, platform, live_tool, accept_lineitem=False)
+    answer = post_form(browser, page, valid_form())
+    assert return_to_platform(browser, answer).status_code == 200
+    (item,) = platform.deep_linking.answers[-1]["claims"][
+        "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
+    ]
+    assert "lineItem" not in item and item["custom"] == {"activity": only_activity().public_id}
+    (link_id,) = platform.deep_linking.links
+    llm.reply("Final score: 5/10")
+    student = launch_link(browser, platform, live_tool, link_id)
+    browser.post(student + "submissions", files={"file": ("e.txt", ESSAY.encode())})
+    run_jobs()
+    # The first grade made the column through AGS, with the activity's maximum.
+    n = platform.lineitem_for_link(link_id)
+    assert platform.gradebook.lineitems[n].score_maximum == 25
+    assert platform.grade_for(STUDENT_ID, n)["scoreGiven"] == 12.5
+
+
 def test_a_copied_course_gets_its_own_activity_with_the_settings(browser, platform, live_tool):
     link_id = deep_link(browser, platform, live_tool, rubric=RUBRIC_YAML, release_policy="hold_all")
     launch_link(browser, platform, live_tool, link_id)
