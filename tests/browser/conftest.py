@@ -25,7 +25,7 @@ CHROMIUM = os.environ.get("EVALUAITOR_CHROMIUM") or shutil.which("chromium")
 if not CHROMIUM:
     pytest.skip("Chromium is missing: bash scripts/install-browser.sh", allow_module_level=True)
 
-#: Set to a folder to save screenshots of the pages the tests visit (scripts/screenshots.sh).
+#: A folder to save screenshots of the student, teacher and setup pages in (see README).
 SCREENSHOT_DIR = os.environ.get("EVALUAITOR_SCREENSHOTS")
 TIMEOUT_MS = 10_000
 
@@ -55,4 +55,6 @@ def screenshot(page: sync_api.Page, name: str) -> None:
     """Save a screenshot when EVALUAITOR_SCREENSHOTS names a folder; otherwise nothing."""
     if SCREENSHOT_DIR:
         Path(SCREENSHOT_DIR).mkdir(parents=True, exist_ok=True)
+        for frame in page.frames:  # show each page from its top, as a person first sees it
+            frame.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(Path(SCREENSHOT_DIR) / f"{name}.png"), full_page=True)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
-
 FOCUSED = "document.activeElement.id || document.activeElement.textContent.trim()"
 
 
@@ -70,4 +68,3 @@ def test_teacher_page_opens_in_the_frame(page, practice_platform):
     tool = open_course(page, practice_platform)
     page.get_by_test_id("teacher-practice-link-1").click()
     expect(tool.get_by_role("heading", level=1)).to_contain_text("Practice essay")
-    screenshot(page, "teacher")

@@ -47,6 +47,8 @@ def test_teacher_adds_student_submits_teacher_overrides_and_releases(
     # The teacher reviews it, overrides the score and releases it.
     page.goto(platform_page)
     page.get_by_test_id("teacher-practice-link-2").click()
+    expect(tool.get_by_role("link", name=re.compile("^Review")).first).to_be_visible()
+    screenshot(page, "teacher")
     tool.get_by_role("link", name=re.compile("^Review")).first.click()
     tool.get_by_label(re.compile(r"^Score \(0 to 10\)")).fill("9")
     tool.get_by_role("button", name="Save and release").click()
