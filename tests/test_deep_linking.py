@@ -248,6 +248,9 @@ def test_invalid_settings_are_shown_by_their_field_and_nothing_is_stored(
     error = response.text.split(f'id="{field}-error">', 1)
     assert len(error) == 2, response.text
     assert message in error[1].split("</p>", 1)[0].replace("&#39;", "'")
+    anchor = {"accepted_kinds": "kind-pdf", "release_policy": "release-auto"}.get(field, field)
+    assert f'<a href="#{anchor}">' in response.text  # the summary links to the field
+    assert f'id="{anchor}"' in response.text
     assert "Typed by the teacher &lt;kept&gt;</textarea>" in response.text
     assert 'aria-invalid="true"' in response.text
     after = only_activity()

@@ -1,4 +1,4 @@
-"""LTI Deep Linking 1.3, tool side: a teacher adds Evaluaitor to a course from the LMS's
+"""LTI Deep Linking 2.0 (LTI 1.3), tool side: a teacher adds Evaluaitor to a course from the LMS's
 activity chooser, sets the activity up, and the tool answers with one resource link.
 
 The platform's ``deep_linking_settings`` (return URL, accepted types, ``data``) are part of
@@ -14,6 +14,7 @@ from typing import Any
 
 import jwt
 from flask import current_app
+from flask_babel import lazy_gettext as _l
 from pylti1p3.contrib.flask import FlaskRequest
 from pylti1p3.deep_link import DeepLink
 from pylti1p3.deep_link_resource import DeepLinkResource
@@ -35,11 +36,11 @@ ACTIVITY_PARAMETER = "activity"
 #: The line item tag that marks columns Evaluaitor made through deep linking.
 LINEITEM_TAG = "evaluaitor"
 
-TEACHERS_ONLY = (
+TEACHERS_ONLY = _l(
     "Only teachers can add an Evaluaitor activity to a course. Open the activity from the "
     "course page instead."
 )
-NO_RESOURCE_LINKS = (
+NO_RESOURCE_LINKS = _l(
     "This course cannot receive an activity link from Evaluaitor: the LMS did not offer to "
     "accept one (ltiResourceLink). Add Evaluaitor from the course's activity chooser instead."
 )
@@ -47,7 +48,9 @@ NO_RESOURCE_LINKS = (
 
 class DeepLinkingExpired(LaunchError):
     code = "deep_linking_expired"
-    user_message = "This setup page has expired. Start adding the activity again from your course."
+    user_message = _l(
+        "This setup page has expired. Start adding the activity again from your course."
+    )
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from flask import current_app
+from flask_babel import lazy_gettext as _l
 from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -182,8 +183,10 @@ def _activity_for_link(
     )
     if named is None:
         raise LaunchError(
-            "This link names an Evaluaitor activity that does not exist on this platform "
-            "(it may come from another site). Ask your teacher to add the activity again.",
+            _l(
+                "This link names an Evaluaitor activity that does not exist on this platform "
+                "(it may come from another site). Ask your teacher to add the activity again."
+            ),
             detail=f"unknown activity custom parameter on platform {platform.id}",
         )
     if named.resource_link_id is None:

@@ -3,6 +3,8 @@
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
+  var summary = document.getElementById("form-errors");
+  if (summary) { summary.focus(); }
   var select = document.getElementById("plugin");
   if (!select) { return; }
 

@@ -236,13 +236,15 @@ def _form_page(
         setup_form.StrategyForm(plugin, setup_form.schema_fields(plugin))
         for plugin in registry.all_plugins()
     ]
+    errors = errors or {}
     return render_template(
         "setup.html",
         token=token,
         mode=mode,
         activity=activity,
         values=values,
-        errors=errors or {},
+        errors=errors,
+        error_links=[(_input_id(key, values["plugin"]), text) for key, text in errors.items()],
         saved=saved,
         strategies=strategies,
         kinds=KIND_LABELS,
@@ -250,6 +252,18 @@ def _form_page(
         site_max_mb=site_max_mb,
         extensions=sorted(ACCEPTED_EXTENSIONS),
     )
+
+
+def _input_id(error_key: str, plugin: str) -> str:
+    """The id of the input an error is about, for the links in the error summary."""
+    if error_key.startswith("params."):
+        return f"p-{plugin}-{error_key.removeprefix('params.').split('.')[0]}"
+    anchors = {
+        "accepted_kinds": "kind-pdf",
+        "release_policy": "release-auto",
+        "reference": "reference_file",
+    }
+    return anchors.get(error_key, error_key)
 
 
 def _stored_values(activity: Activity) -> dict[str, Any]:
