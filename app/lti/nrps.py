@@ -159,7 +159,7 @@ def course_roster(platform: Platform, course: Course | None, config: Mapping[str
 
 
 def _explain(exc: NrpsError) -> str:
-    if exc.status is not None:
+    if exc.status is not None and exc.status >= 400:
         return _(
             "The LMS did not provide the course's member list (HTTP %(status)s).",
             status=exc.status,
