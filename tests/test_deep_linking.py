@@ -373,12 +373,30 @@ def test_the_setup_page_needs_a_deep_linking_launch(browser, platform, live_tool
     page = response.headers["Location"]
     refused = browser.get(page + "setup")
     assert refused.status_code == 400 and "setup page has expired" in refused.text
-    # The settings page is open to teachers of any activity, and never to students.
+    # The settings page is open to teachers of any activity.
     assert browser.get(page + "settings").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "setup"),
+        ("POST", "setup"),
+        ("GET", "settings"),
+        ("POST", "settings"),
+        ("POST", "rubric/parse"),
+        ("GET", "rubric.yaml"),
+    ],
+)
+def test_students_reach_no_setup_route(browser, platform, live_tool, method, path):
     student = browser_launch(browser, platform, live_tool).headers["Location"]
-    for path in ("settings", "setup", "rubric.yaml"):
-        assert browser.get(student + path).status_code == 403
-    assert browser.post(student + "settings", data=valid_form()).status_code == 403
+    before = only_activity().title
+    response = browser.request(method, student + path, data=valid_form(title="Hijacked"))
+    assert response.status_code == 403
+    assert "Only teachers" in response.text
+    assert only_activity().title == before
+    forged = browser.request(method, f"/l/not-a-token/{path}", data=valid_form())
+    assert forged.status_code == 401
 
 
 def test_an_activity_id_from_another_platform_is_refused(browser, platform, live_tool):
