@@ -43,6 +43,9 @@ class ErrorBody(Strict):
 
 
 class OrganizationIn(Strict):
+    #: A JSON body has real types: no coercion ("1" or 0 is not a boolean here).
+    model_config = ConfigDict(extra="forbid", strict=True)
+
     external_id: str = Field(pattern=EXTERNAL_ID, description="The client's id for it.")
     name: str | None = Field(None, max_length=200)
     config: dict[str, Any] | None = Field(None, description="Free-form settings, no secrets.")

@@ -157,6 +157,9 @@ def submit_evaluation():
     org = auth.require_organization()
     if request.mimetype != "multipart/form-data":
         raise UnsupportedMediaType("Send the evaluation as multipart/form-data.")
+    repeated = [key for key, values in request.form.lists() if len(values) > 1]
+    if repeated:
+        raise InvalidRequest(f"{repeated[0]}: send this field once.")
     fields = {key: value for key, value in request.form.items() if value != ""}
     form = parse(SubmissionForm, fields)
     if form.organization_external_id not in (None, org.external_id):
