@@ -3,6 +3,7 @@ and the Canvas developer-key JSON."""
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 
@@ -171,6 +172,7 @@ def _without(name: str) -> dict:
         (_without("registration_endpoint"), "registration_endpoint"),
         (_without("jwks_uri"), "jwks_uri"),
         ({"token_endpoint": "ftp://127.0.0.1/token"}, "token_endpoint"),
+        ({"jwks_uri": "http://127.0.0.1/" + "k" * 1000}, "jwks_uri"),
         (_without("authorization_endpoint"), "authorization_endpoint"),
         (_without(registration.PLATFORM_CONFIGURATION), "does not describe an LTI platform"),
         ({"padding": "x" * (registration.MAX_DOCUMENT_BYTES + 1)}, "too large"),
@@ -182,6 +184,7 @@ def _without(name: str) -> dict:
         "no-registration-endpoint",
         "no-jwks",
         "ftp-token-endpoint",
+        "jwks-too-long",
         "no-auth-endpoint",
         "not-lti",
         "too-large",
@@ -253,8 +256,17 @@ def test_nothing_of_a_refused_configuration_request_is_shown(browser, moodle):
         ((200, "<html>Login</html>"), "not JSON"),
         ((200, '{"client_id": "abc"}'), "did not say its client ID and deployment"),
         ((200, "[1, 2]"), "did not say its client ID and deployment"),
+        (
+            (
+                200,
+                json.dumps(
+                    {"client_id": "", registration.TOOL_CONFIGURATION: {"deployment_id": 3}}
+                ),
+            ),
+            "did not say its client ID and deployment",
+        ),
     ],
-    ids=["500", "503-html", "200-html", "no-deployment", "not-an-object"],
+    ids=["500", "503-html", "200-html", "no-deployment", "not-an-object", "empty-client-id"],
 )
 def test_bad_answers_from_the_registration_endpoint(browser, moodle, live_tool, answer, message):
     moodle.registration.next_answer = answer

@@ -204,7 +204,7 @@ def read_platform_configuration(document: Any, url: str) -> PlatformConfiguratio
             _("The LMS's configuration is not a JSON object."), detail=f"from {url}"
         )
     issuer = document.get("issuer")
-    if not isinstance(issuer, str) or _origin(issuer) is None:
+    if not isinstance(issuer, str) or len(issuer) > 500 or _origin(issuer) is None:
         raise RegistrationError(_("The LMS's configuration has no valid issuer URL."))
     if _origin(issuer) != _origin(url):
         raise RegistrationError(
@@ -214,7 +214,8 @@ def read_platform_configuration(document: Any, url: str) -> PlatformConfiguratio
     endpoints = {}
     for name in (*_REQUIRED_ENDPOINTS, "registration_endpoint"):
         endpoints[name] = document.get(name)
-        if not isinstance(endpoints[name], str) or _origin(endpoints[name]) is None:
+        url = endpoints[name]
+        if not isinstance(url, str) or len(url) > 1000 or _origin(url) is None:
             raise RegistrationError(
                 _("The LMS's configuration lacks the %(name)s address.", name=name)
             )
@@ -227,7 +228,7 @@ def read_platform_configuration(document: Any, url: str) -> PlatformConfiguratio
     server = document.get("authorization_server")
     return PlatformConfiguration(
         issuer=issuer,
-        product=str(lti.get("product_family_code") or "LMS"),
+        product=str(lti.get("product_family_code") or "LMS")[:100],
         authorization_server=server if isinstance(server, str) and server else None,
         **endpoints,
     )
@@ -260,15 +261,21 @@ def store(
 
 
 def _read_registration_answer(answer: Any) -> tuple[str, str]:
+    """The client_id and deployment_id the platform gave (strings; some platforms send
+    numbers); anything else is refused, so no platform is stored half-named."""
     tool = answer.get(TOOL_CONFIGURATION) if isinstance(answer, dict) else None
     client_id = answer.get("client_id") if isinstance(answer, dict) else None
     deployment_id = tool.get("deployment_id") if isinstance(tool, dict) else None
-    if not isinstance(client_id, str | int) or not isinstance(deployment_id, str | int):
+    ids = [
+        str(v) if isinstance(v, str | int) and not isinstance(v, bool) else ""
+        for v in (client_id, deployment_id)
+    ]
+    if not all(0 < len(v) <= 255 for v in ids):
         raise RegistrationError(
             _("The LMS accepted the registration but did not say its client ID and deployment."),
-            detail="registration answer without client_id or deployment_id",
+            detail="registration answer without a usable client_id or deployment_id",
         )
-    return str(client_id), str(deployment_id)
+    return ids[0], ids[1]
 
 
 def _fetch_json(
