@@ -14,6 +14,8 @@ from app.models import Activity, ScorePush, Submission, SubmissionStatus
 from tests.conftest import run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
+from tests.test_review import act, graded, latest, teacher
+from tests.test_strategies_loop import configure
 
 
 @pytest.mark.parametrize(
@@ -107,3 +109,112 @@ def test_sweeper_fails_grading_that_a_dead_worker_abandoned(browser, platform, l
     queue.requeue_stale(timedelta(seconds=30))
     state = status(browser, page)
     assert state["status"] == "failed" and "interrupted" in state["error"]
+
+
+# -- release policies and the teacher's actions ------------------------------------------
+
+
+def progress(platform) -> list[tuple[str, str, float | None]]:
+    return [
+        (s["activityProgress"], s["gradingProgress"], s.get("scoreGiven")) for s in platform.scores
+    ]
+
+
+def test_hold_policy_announces_pending_manual_and_sends_the_grade_on_release(
+    browser, platform, llm, live_tool
+):
+    page = open_activity(browser, platform, live_tool)
+    configure(release_policy="hold_all")
+    llm.reply(GOOD_REPLY)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert progress(platform) == [
+        ("Submitted", "PendingManual", None),
+        ("Completed", "PendingManual", None),
+    ]
+    act(browser, teacher(browser, platform, live_tool), latest(), "release")
+    run_jobs()
+    assert progress(platform)[-1] == ("Completed", "FullyGraded", 8)
+    assert "uses the right terms" in platform.scores[-1]["comment"]
+
+
+def test_hold_flagged_releases_a_grade_without_flags_at_once(browser, platform, llm, live_tool):
+    _, submission = graded(browser, platform, llm, live_tool, policy="hold_flagged")
+    assert submission.grade.released_at is not None
+    assert progress(platform) == [("Submitted", "Pending", None), ("Completed", "FullyGraded", 8)]
+
+
+def test_override_after_release_sends_the_teachers_score_on_the_line_items_scale(
+    browser, platform, llm, live_tool
+):
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool, score_maximum=20)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert platform.grade_for("2")["scoreGiven"] == 16  # 8 of 10 on a 20-point column
+    submission = latest()
+    staff = teacher(browser, platform, live_tool)
+    # The teacher scores on the grader's scale (the reply's 10), the column gets its own 20.
+    act(browser, staff, submission, "override", score="7.5", feedback="Teacher: *nice*.")
+    run_jobs()
+    assert platform.grade_for("2")["scoreGiven"] == 15
+    assert platform.scores[-1]["comment"] == "Teacher: *nice*."  # only ** and __ are markup
+    assert platform.scores[-1]["gradingProgress"] == "FullyGraded"
+
+
+def test_releasing_twice_sends_nothing_new(browser, platform, llm, live_tool):
+    _, submission = graded(browser, platform, llm, live_tool, policy="hold_all")
+    staff = teacher(browser, platform, live_tool)
+    act(browser, staff, submission, "release")
+    run_jobs()
+    sent = len(platform.scores)
+    act(browser, staff, submission, "release")
+    browser.post(staff + "release-all")
+    run_jobs()
+    assert len(platform.scores) == sent
+
+
+def test_release_to_a_deleted_grade_column_is_reported_and_can_be_resent(
+    browser, platform, llm, live_tool
+):
+    _, submission = graded(browser, platform, llm, live_tool, policy="hold_all")
+    platform.delete_lineitem(platform.lineitem_for_link("rl-1"))
+    staff = teacher(browser, platform, live_tool)
+    act(browser, staff, submission, "release")
+    run_jobs()
+    db.session.expire_all()
+    push = db.session.query(ScorePush).order_by(ScorePush.id.desc()).first()
+    assert push.status == "failed" and push.http_status == 404
+    assert push.attempts == 1  # a missing column does not come back by waiting
+    listing = browser.get(staff).text
+    assert "no longer has this grade column" in listing and "Resend to gradebook" in listing
+    detail = browser.get(f"{staff}submissions/{submission.id}").text
+    assert "no longer has this grade column" in detail
+
+
+def test_a_held_regrade_never_blanks_the_released_grade(browser, platform, llm, live_tool):
+    _, submission = graded(browser, platform, llm, live_tool)
+    configure(release_policy="hold_all")
+    llm.reply("Final score: 3/10")
+    staff = teacher(browser, platform, live_tool)
+    act(browser, staff, submission, "regrade", model="judge-2")  # same model: a cache hit
+    run_jobs()
+    assert latest().grade.score == 3 and latest().grade.released_at is None
+    assert platform.grade_for("2")["scoreGiven"] == 8  # no PendingManual cleared it
+    assert progress(platform)[-1] == ("Completed", "FullyGraded", 8)
+
+
+def test_every_push_is_later_than_the_last_even_within_one_second(
+    browser, platform, llm, live_tool
+):
+    _, submission = graded(browser, platform, llm, live_tool, policy="hold_all")
+    staff = teacher(browser, platform, live_tool)
+    act(browser, staff, submission, "release")
+    for score in ("5", "6", "7"):  # three changes in quick succession
+        act(browser, staff, submission, "override", score=score)
+    run_jobs()
+    db.session.expire_all()
+    assert {p.status for p in db.session.query(ScorePush)} <= {"sent", "superseded"}
+    stamps = [datetime.fromisoformat(s["timestamp"]) for s in platform.scores]
+    assert all(later > earlier for earlier, later in zip(stamps, stamps[1:], strict=False))
+    assert platform.grade_for("2")["scoreGiven"] == 7
