@@ -8,6 +8,7 @@ import json
 import time
 from html.parser import HTMLParser
 
+import jwt as pyjwt
 import pytest
 import yaml
 
@@ -547,3 +548,39 @@ def test_the_cli_checks_the_new_settings_with_the_same_rules(app, browser, platf
     cleared = invoke("--max-attempts", "", "--kinds", "")
     assert cleared.exit_code == 0 and only_activity().max_attempts is None
     assert only_activity().accepted_kinds == []
+
+
+LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"aud": ["https://elsewhere.example"]}, "Audience doesn't match"),
+        ({"iss": "another-client"}, "Invalid issuer"),
+        ({"exp": 1_000_000}, "expired"),
+        ({"iat": 4_000_000_000, "exp": 4_000_000_600}, "not yet valid (iat)"),
+        ({"nonce": ""}, "nonce"),
+        ({LTI + "deployment_id": "99"}, "deployment_id"),
+        ({LTI + "message_type": "LtiResourceLinkRequest"}, "message_type"),
+        ({LTI + "version": "1.1"}, "version"),
+        ({"https://purl.imsglobal.org/spec/lti-dl/claim/data": "forged"}, "was not sent"),
+        ({"kid": "unpublished"}, "not in the tool's JWKS"),
+    ],
+)
+def test_the_platform_verifies_the_answer_strictly(
+    app, browser, platform, live_tool, change, reason
+):
+    from app.lti import keys
+
+    page = start_setup(browser, platform, live_tool)
+    answer = post_form(browser, page, valid_form())
+    genuine = parse_forms(answer.text, str(answer.url))[0].fields["JWT"]
+    claims = pyjwt.decode(genuine, options={"verify_signature": False}) | change
+    key = keys.active_key(app.config["EVALUAITOR_KEY_DIR"])
+    kid = claims.pop("kid", key.kid)
+    token = pyjwt.encode(claims, key.private_pem, algorithm="RS256", headers={"kid": kid})
+    response = browser.post(platform.deep_linking.return_url, data={"JWT": token})
+    assert response.status_code == 400
+    assert reason in response.text
+    assert platform.deep_linking.links == {}

@@ -17,7 +17,6 @@ import itertools
 import json
 import math
 import secrets
-import time
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -157,8 +156,6 @@ class DeepLinking:
             )
         except jwt.InvalidTokenError as exc:
             raise DeepLinkingError(f"JWT rejected: {exc}") from exc
-        if claims["iat"] > time.time() + LEEWAY:
-            raise DeepLinkingError("iat is in the future")
         nonce = claims["nonce"]
         if not isinstance(nonce, str) or not nonce or nonce in self._used_nonces:
             raise DeepLinkingError("nonce missing or already used")
