@@ -4,8 +4,12 @@ state cookie), and every service it answers, including what it refuses."""
 from __future__ import annotations
 
 import html
+import os
 import re
+import signal
 import socket
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -63,6 +67,15 @@ def _submit(http: httpx.Client, page: httpx.Response) -> httpx.Response:
     if form.method.lower() == "get":
         return http.get(form.action, params=form.fields)
     return http.post(form.action, data=form.fields)
+
+
+def _id_token_form(http: httpx.Client, settings: PracticeSettings, launch: str):
+    """Platform page → tool login (storage page) → platform auth: the id_token form."""
+    start = http.get(settings.base_url + "/launch", params={"launch": launch})
+    login = _submit(http, start)
+    auth = http.get(_data(login.text, "next"))
+    (form,) = parse_forms(auth.text, str(auth.url))
+    return form
 
 
 def test_a_launch_without_cookies_goes_through_platform_storage(http, practice_platform):
@@ -132,12 +145,7 @@ def test_with_the_cookie_the_launch_redirects_at_once(practice_platform):
 
 
 def test_an_unknown_state_without_cookie_is_refused(http, practice_platform):
-    start = http.get(
-        practice_platform.base_url + "/launch", params={"launch": "student practice-link-1"}
-    )
-    login = _submit(http, start)
-    auth = http.get(_data(login.text, "next"))
-    (post,) = parse_forms(auth.text, str(auth.url))
+    post = _id_token_form(http, practice_platform, "student practice-link-1")
     forged = {**post.fields, "state": "state-" + str(uuid.uuid4())}
     response = http.post(post.action, data=forged)
     assert response.status_code == 400 and "data-mode" not in response.text
@@ -166,6 +174,16 @@ def test_the_auth_endpoint_refuses_bad_requests(http, practice_platform, change,
     assert "id_token" not in response.text
 
 
+@pytest.mark.parametrize("target", ["x'><script>", "a" * 65, "frame name"])
+def test_an_odd_storage_target_is_ignored(http, practice_platform, target):
+    start = http.get(
+        practice_platform.base_url + "/launch", params={"launch": "student practice-link-1"}
+    )
+    (form,) = parse_forms(start.text, str(start.url))
+    login = http.post(form.action, data={**form.fields, "lti_storage_target": target})
+    assert login.status_code == 302  # the plain redirect: no page built around the name
+
+
 def test_launch_page_refuses_unknown_links_and_roles(http, practice_platform):
     for launch in ("student nope", "visitor practice-link-1", "student"):
         response = http.get(practice_platform.base_url + "/launch", params={"launch": launch})
@@ -175,8 +193,10 @@ def test_launch_page_refuses_unknown_links_and_roles(http, practice_platform):
 # -- services ------------------------------------------------------------------------------
 
 
-def _assertion(app, settings: PracticeSettings, **overrides) -> str:
+def _assertion(app, settings: PracticeSettings, *, signing=None, **overrides) -> str:
+    """A client assertion as the tool makes it; ``signing`` = (pem, kid) to sign otherwise."""
     key = keys.active_key(app.config["EVALUAITOR_KEY_DIR"])
+    pem, kid = signing or (key.private_pem, key.kid)
     now = int(time.time())
     body = {
         "iss": CLIENT_ID,
@@ -187,19 +207,21 @@ def _assertion(app, settings: PracticeSettings, **overrides) -> str:
         "jti": str(uuid.uuid4()),
         **overrides,
     }
-    return jwt.encode(body, key.private_pem, algorithm="RS256", headers={"kid": key.kid})
+    return jwt.encode(body, pem, algorithm="RS256", headers={"kid": kid})
+
+
+def _token_form(assertion: str, scope: str) -> dict[str, str]:
+    return {
+        "grant_type": "client_credentials",
+        "client_assertion_type": claims.CLIENT_ASSERTION_TYPE,
+        "client_assertion": assertion,
+        "scope": scope,
+    }
 
 
 def _token(app, settings, scope: str, **overrides) -> httpx.Response:
-    return httpx.post(
-        settings.base_url + "/token",
-        data={
-            "grant_type": "client_credentials",
-            "client_assertion_type": claims.CLIENT_ASSERTION_TYPE,
-            "client_assertion": _assertion(app, settings, **overrides),
-            "scope": scope,
-        },
-    )
+    form = _token_form(_assertion(app, settings, **overrides), scope)
+    return httpx.post(settings.base_url + "/token", data=form)
 
 
 def _bearer(app, settings, scope: str) -> dict[str, str]:
@@ -216,13 +238,7 @@ def test_token_endpoint_checks_the_client_assertion(app, practice_platform):
     assert _token(app, practice_platform, claims.SCOPE_SCORE, iss="other").status_code == 401
     assert _token(app, practice_platform, claims.SCOPE_SCORE, exp=1).status_code == 401
     assert _token(app, practice_platform, "https://example/unknown").status_code == 400
-    replayed = _assertion(app, practice_platform)
-    form = {
-        "grant_type": "client_credentials",
-        "client_assertion_type": claims.CLIENT_ASSERTION_TYPE,
-        "client_assertion": replayed,
-        "scope": claims.SCOPE_SCORE,
-    }
+    form = _token_form(_assertion(app, practice_platform), claims.SCOPE_SCORE)
     assert httpx.post(practice_platform.base_url + "/token", data=form).status_code == 200
     again = httpx.post(practice_platform.base_url + "/token", data=form)
     assert again.status_code == 401 and "already used" in again.json()["message"]
@@ -241,29 +257,9 @@ def test_token_endpoint_refuses_a_key_the_tool_does_not_publish(app, practice_pl
     )
     own_kid = keys.active_key(app.config["EVALUAITOR_KEY_DIR"]).kid
     for kid in (own_kid, "not-published"):  # a forged signature, and an unknown key
-        now = int(time.time())
-        assertion = jwt.encode(
-            {
-                "iss": CLIENT_ID,
-                "sub": CLIENT_ID,
-                "aud": practice_platform.base_url + "/token",
-                "iat": now,
-                "exp": now + 60,
-                "jti": str(uuid.uuid4()),
-            },
-            pem,
-            algorithm="RS256",
-            headers={"kid": kid},
-        )
-        response = httpx.post(
-            practice_platform.base_url + "/token",
-            data={
-                "grant_type": "client_credentials",
-                "client_assertion_type": claims.CLIENT_ASSERTION_TYPE,
-                "client_assertion": assertion,
-                "scope": claims.SCOPE_SCORE,
-            },
-        )
+        assertion = _assertion(app, practice_platform, signing=(pem, kid))
+        form = _token_form(assertion, claims.SCOPE_SCORE)
+        response = httpx.post(practice_platform.base_url + "/token", data=form)
         assert response.status_code == 401, kid
 
 
@@ -338,10 +334,7 @@ def test_nrps_lists_the_made_up_class(app, practice_platform):
 
 def _deep_link_request(http, settings) -> dict:
     """Start 'add an activity' and return the LtiDeepLinkingRequest the platform signed."""
-    start = http.get(settings.base_url + "/launch", params={"launch": "teacher"})
-    login = _submit(http, start)
-    auth = http.get(_data(login.text, "next"))
-    (post,) = parse_forms(auth.text, str(auth.url))
+    post = _id_token_form(http, settings, "teacher")
     return jwt.decode(post.fields["id_token"], options={"verify_signature": False})
 
 
@@ -382,12 +375,7 @@ def test_deep_linking_return_adds_a_link_whose_launches_carry_it(http, app, prac
     returned = http.post(practice_platform.base_url + "/deep-link-return", data={"JWT": token})
     assert returned.status_code == 200 and "Lab report" in returned.text
 
-    start = http.get(
-        practice_platform.base_url + "/launch", params={"launch": "student practice-link-2"}
-    )
-    login = _submit(http, start)
-    auth = http.get(_data(login.text, "next"))
-    (post,) = parse_forms(auth.text, str(auth.url))
+    post = _id_token_form(http, practice_platform, "student practice-link-2")
     body = jwt.decode(post.fields["id_token"], options={"verify_signature": False})
     assert body[CUSTOM] == {"activity": "abc123"}
     assert body[claims.RESOURCE_LINK]["title"] == "Lab report"
@@ -452,6 +440,53 @@ def test_state_survives_a_restart(tmp_path):
     again = PracticeState(path)
     assert again.links[link.id].custom == {"activity": "x"}
     assert again.latest_scores(link.lineitem_id)[0].score_given == 3
+
+
+def test_run_starts_the_practice_platform_when_asked(tmp_path):
+    ports = []
+    for _ in range(2):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALUAITOR_", "REDIS_URL"))}
+    env.update(
+        EVALUAITOR_INSTANCE_DIR=str(tmp_path / "instance"),
+        EVALUAITOR_PRACTICE="1",
+        EVALUAITOR_PRACTICE_PORT=str(ports[1]),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "run", "--port", str(ports[0]), "--no-worker"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wanted = f"Practice platform (try it without an LMS) on http://localhost:{ports[1]}/"
+        for line in process.stdout:
+            if wanted in line:
+                break
+        else:
+            pytest.fail("run never printed the practice platform's address")
+        page = _get_when_up(f"http://localhost:{ports[1]}/")
+        assert "Practice course" in page.text
+        jwks = _get_when_up(f"http://127.0.0.1:{ports[0]}/lti/jwks")
+        assert jwks.json()["keys"]
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+
+
+def _get_when_up(url: str, timeout: float = 20.0) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return httpx.get(url, timeout=5)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def test_practice_is_off_unless_asked(monkeypatch, tmp_path):

@@ -21,7 +21,7 @@ from app.lti.keys import jwks
 from app.practice import CLIENT_ID
 from app.practice.errors import PracticeError
 from app.practice.messages import ROLES_BY_KIND, SCOPE_RESULT, verify_tool_jwt
-from app.practice.state import COURSE_ID, COURSE_TITLE, PEOPLE, LineItem, PracticeState
+from app.practice.state import COURSE_ID, COURSE_TITLE, PEOPLE, LineItem, current_state
 
 bp = Blueprint("practice_services", __name__)
 
@@ -81,10 +81,6 @@ class Tokens:
 _tokens = Tokens()
 
 
-def _state() -> PracticeState:
-    return current_app.extensions["practice_state"]
-
-
 def _require(*any_of: str) -> None:
     """The request's bearer token must be live and carry one of these scopes."""
     auth = request.headers.get("Authorization", "")
@@ -116,7 +112,7 @@ def _lineitems_url() -> str:
 
 
 def _lineitem(lineitem_id: int) -> LineItem:
-    item = _state().lineitems.get(lineitem_id)
+    item = current_state().lineitems.get(lineitem_id)
     if item is None:
         raise PracticeError(404, "not_found", "no such line item")
     return item
@@ -162,7 +158,7 @@ def lineitems():
     wanted = request.args.get("resource_link_id")
     items = [
         item.to_json(f"{_lineitems_url()}/{item.id}")
-        for item in _state().lineitems.values()
+        for item in current_state().lineitems.values()
         if wanted is None or item.resource_link_id == wanted
     ]
     return _reply(items, claims.LINEITEM_CONTAINER_CONTENT_TYPE)
@@ -177,7 +173,7 @@ def create_lineitem():
         raise PracticeError(400, "invalid_request", "label is required")
     if not _is_number(maximum) or maximum <= 0:
         raise PracticeError(400, "invalid_request", "scoreMaximum must be a positive number")
-    item = _state().add_lineitem(body)
+    item = current_state().add_lineitem(body)
     return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE, 201)
 
 
@@ -196,7 +192,7 @@ def post_score(lineitem_id: int):
     problem = _score_problem(body, item)
     if problem:
         raise PracticeError(400, "invalid_request", problem)
-    _state().add_score(lineitem_id, body)
+    current_state().add_score(lineitem_id, body)
     return Response(status=204)
 
 
@@ -242,7 +238,7 @@ def results(lineitem_id: int):
             "resultMaximum": score.score_maximum,
             "comment": score.comment,
         }
-        for score in _state().latest_scores(item.id)
+        for score in current_state().latest_scores(item.id)
         if score.score_given is not None
     ]
     return _reply(body, RESULTS_CONTENT_TYPE)

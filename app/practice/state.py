@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from flask import current_app
+
 COURSE_ID = "practice-course"
 COURSE_TITLE = "Practice course"
 
@@ -79,6 +81,11 @@ class Score:
     score_given: float | None = None
     score_maximum: float | None = None
     comment: str | None = None
+
+
+def current_state() -> PracticeState:
+    """The state of the practice app serving this request."""
+    return current_app.extensions["practice_state"]
 
 
 class PracticeState:

@@ -21,13 +21,9 @@ from app.practice.messages import (
     read_message_hint,
     verify_tool_jwt,
 )
-from app.practice.state import LAUNCHING_AS, PEOPLE, PracticeState
+from app.practice.state import LAUNCHING_AS, PEOPLE, current_state
 
 bp = Blueprint("practice", __name__)
-
-
-def _state() -> PracticeState:
-    return current_app.extensions["practice_state"]
 
 
 def _refuse(message: str) -> PracticeError:
@@ -36,7 +32,7 @@ def _refuse(message: str) -> PracticeError:
 
 @bp.get("/")
 def index():
-    state = _state()
+    state = current_state()
     names = {person.sub: person.name for person in PEOPLE}
     titles = {link.lineitem_id: link.title for link in state.links.values()}
     scores = list(reversed(state.scores))  # newest first
@@ -66,7 +62,7 @@ def start_launch():
     link_id = link_id or None
     if role not in LAUNCHING_AS:
         raise _refuse("Unknown role.")
-    if link_id is not None and link_id not in _state().links:
+    if link_id is not None and link_id not in current_state().links:
         raise _refuse("Unknown activity.")
     if link_id is None and role != "teacher":
         raise _refuse("Only a teacher adds activities.")
@@ -113,7 +109,7 @@ def authorize():
     if hint["sub"] != params.get("login_hint"):
         raise _refuse("The login hint does not match the launch.")
     person = next(p for p in PEOPLE if p.sub == hint["sub"])
-    link = _state().links.get(hint["link"]) if hint["link"] else None
+    link = current_state().links.get(hint["link"]) if hint["link"] else None
     if hint["link"] and link is None:
         raise _refuse("This activity no longer exists.")
     body = launch_claims(
@@ -177,7 +173,7 @@ def _add_link(item: dict[str, Any]):
             raise _refuse("lineItem.scoreMaximum must be a positive number.")
         label, resource_id, tag = line.get("label"), line.get("resourceId"), line.get("tag")
     title = str(item.get("title") or label or "Evaluaitor activity")[:200]
-    return _state().add_link(
+    return current_state().add_link(
         title,
         custom=custom,
         score_maximum=float(maximum) if maximum is not None else None,

@@ -11,12 +11,15 @@ Skipped, with the reason, when Playwright or Chromium is missing
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_jobs
+from tests.documents import pdf_bytes
 from tests.test_practice import practice_platform  # noqa: F401  (the fixture)
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
@@ -58,3 +61,19 @@ def screenshot(page: sync_api.Page, name: str) -> None:
         for frame in page.frames:  # show each page from its top, as a person first sees it
             frame.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(Path(SCREENSHOT_DIR) / f"{name}.png"), full_page=True)
+
+
+def submit_pdf(page: sync_api.Page, link_id: str, title: str, folder: Path):
+    """As the student, open ``link_id`` from the platform page, upload a PDF and let the
+    worker grade it; returns the tool's frame once its status is final."""
+    essay = folder / "essay.pdf"
+    essay.write_bytes(pdf_bytes())
+    page.get_by_test_id(f"student-{link_id}").click()
+    tool = page.frame_locator("iframe[name=tool-frame]")
+    sync_api.expect(tool.get_by_role("heading", level=1)).to_have_text(title)
+    tool.get_by_label(re.compile("^File")).set_input_files(str(essay))
+    tool.get_by_role("button", name="Submit").click()
+    sync_api.expect(tool.get_by_text("Queued for grading")).to_be_visible()
+    run_jobs()
+    sync_api.expect(tool.locator("section.status[data-final=true]")).to_be_attached()
+    return tool

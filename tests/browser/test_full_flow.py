@@ -8,17 +8,14 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, submit_pdf
 from tests.conftest import run_jobs
-from tests.documents import pdf_bytes
 
 
 def test_teacher_adds_student_submits_teacher_overrides_and_releases(
     page, practice_platform, llm, tmp_path
 ):
     llm.reply("Well argued.\n\n**Strengths:** clear structure.\n\nFinal score: 6/10")
-    essay = tmp_path / "lab.pdf"
-    essay.write_bytes(pdf_bytes())
     platform_page = practice_platform.base_url + "/"
     tool = page.frame_locator("iframe[name=tool-frame]")
 
@@ -36,13 +33,7 @@ def test_teacher_adds_student_submits_teacher_overrides_and_releases(
 
     # The student opens the new link, uploads a PDF and watches it being graded.
     page.goto(platform_page)
-    page.get_by_test_id("student-practice-link-2").click()
-    expect(tool.get_by_role("heading", level=1)).to_have_text("Lab report")
-    tool.get_by_label(re.compile("^File")).set_input_files(str(essay))
-    tool.get_by_role("button", name="Submit").click()
-    expect(tool.get_by_text("Queued for grading")).to_be_visible()
-    run_jobs()
-    expect(tool.locator("section.status[data-final=true]")).to_be_attached()
+    submit_pdf(page, "practice-link-2", "Lab report", tmp_path)
 
     # The teacher reviews it, overrides the score and releases it.
     page.goto(platform_page)
