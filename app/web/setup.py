@@ -26,7 +26,6 @@ from app import activities
 from app.activities import KIND_LABELS, SettingsError
 from app.errors import Forbidden, NotFound
 from app.extensions import db
-from app.extract import ACCEPTED_EXTENSIONS
 from app.extract.kinds import KIND_BY_EXTENSION
 from app.grading import registry
 from app.grading.rubric import RubricError
@@ -250,7 +249,6 @@ def _form_page(
         kinds=KIND_LABELS,
         release_labels=RELEASE_LABELS,
         site_max_mb=site_max_mb,
-        extensions=sorted(ACCEPTED_EXTENSIONS),
     )
 
 
