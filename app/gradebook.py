@@ -153,11 +153,11 @@ class Statistics:
 
 
 def statistics(
-    activity: Activity, rows: Iterable[StudentRow], prices: Mapping[str, Any]
+    activity: Activity, rows: Iterable[StudentRow], config: Mapping[str, Any]
 ) -> Statistics:
     """Histogram of the latest scores (on the activity's maximum), AI-vs-teacher agreement
     over overridden grades (on each grade's own scale), and the activity's model usage."""
-    maximum = activity.max_score or 10.0
+    maximum = activity.max_score or config["EVALUAITOR_DEFAULT_MAX_SCORE"]
     grades = [row.grade for row in rows if row.grade is not None]
     values = [
         g.effective_normalized * maximum for g in grades if g.effective_normalized is not None
@@ -174,8 +174,8 @@ def statistics(
     ]
     prompt, completion = _tokens(activity)
     price_in, price_out = (
-        prices["EVALUAITOR_LLM_PRICE_INPUT_PER_1K"],
-        prices["EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K"],
+        config["EVALUAITOR_LLM_PRICE_INPUT_PER_1K"],
+        config["EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K"],
     )
     return Statistics(
         maximum=maximum,

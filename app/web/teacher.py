@@ -8,6 +8,7 @@ up inside that activity, so another course's ids answer 404.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from flask import Response, current_app, redirect, render_template, request, send_file, url_for
@@ -105,39 +106,36 @@ def download_name(submission: Submission) -> str:
 
 @bp.post("/submissions/<int:submission_id>/override")
 def override(token: str, submission_id: int):
-    session = staff_session(token)
-    submission = activity_submission(session, submission_id)
     form = request.form
     criteria = {
         int(key.removeprefix("criterion-")): value
         for key, value in form.items()
         if key.startswith("criterion-") and key.removeprefix("criterion-").isdigit()
     }
-    try:
+
+    def save(submission: Submission, actor_id: int) -> str:
         review.override(
             submission,
-            session.user_id,
+            actor_id,
             score=form.get("score", ""),
             feedback=form.get("feedback", ""),
             criteria=criteria,
         )
-        done = "overridden"
-        if form.get("release") and review.release(submission, session.user_id):
-            done = "released"
-    except EvaluaitorError as exc:
-        return _detail(token, session, submission, error=exc, form=form), exc.status_code
-    return _back_to(token, submission, done)
+        released = bool(form.get("release")) and review.release(submission, actor_id)
+        return "released" if released else "overridden"
+
+    return _submission_action(token, submission_id, save, keep_form=True)
 
 
 @bp.post("/submissions/<int:submission_id>/release")
 def release(token: str, submission_id: int):
-    session = staff_session(token)
-    submission = activity_submission(session, submission_id)
-    try:
-        done = "released" if review.release(submission, session.user_id) else "unchanged"
-    except EvaluaitorError as exc:
-        return _detail(token, session, submission, error=exc), exc.status_code
-    return _back_to(token, submission, done)
+    return _submission_action(
+        token,
+        submission_id,
+        lambda submission, actor_id: (
+            "released" if review.release(submission, actor_id) else "unchanged"
+        ),
+    )
 
 
 @bp.post("/release-all")
@@ -150,18 +148,12 @@ def release_all(token: str):
 
 @bp.post("/submissions/<int:submission_id>/regrade")
 def regrade(token: str, submission_id: int):
-    session = staff_session(token)
-    submission = activity_submission(session, submission_id)
-    try:
-        review.regrade(
-            submission,
-            session.user_id,
-            plugin=request.form.get("plugin", ""),
-            model=request.form.get("model", ""),
-        )
-    except EvaluaitorError as exc:
-        return _detail(token, session, submission, error=exc), exc.status_code
-    return _back_to(token, submission, "regrading")
+    def again(submission: Submission, actor_id: int) -> str:
+        plugin, model = request.form.get("plugin", ""), request.form.get("model", "")
+        review.regrade(submission, actor_id, plugin=plugin, model=model)
+        return "regrading"
+
+    return _submission_action(token, submission_id, again)
 
 
 @bp.post("/submissions/<int:submission_id>/retry")
@@ -177,13 +169,11 @@ def retry_grading(token: str, submission_id: int):
 
 @bp.post("/submissions/<int:submission_id>/reopen")
 def reopen(token: str, submission_id: int):
-    session = staff_session(token)
-    submission = activity_submission(session, submission_id)
-    try:
-        review.reopen(submission, session.user_id)
-    except EvaluaitorError as exc:
-        return _detail(token, session, submission, error=exc), exc.status_code
-    return _back_to(token, submission, "reopened")
+    def allow_one_more(submission: Submission, actor_id: int) -> str:
+        review.reopen(submission, actor_id)
+        return "reopened"
+
+    return _submission_action(token, submission_id, allow_one_more)
 
 
 @bp.post("/pushes/<int:push_id>/retry")
@@ -252,6 +242,26 @@ def _detail(
         form=form,
         notice=NOTICES.get(request.args.get("done", "")),
     )
+
+
+def _submission_action(
+    token: str,
+    submission_id: int,
+    action: Callable[[Submission, int], str],
+    *,
+    keep_form: bool = False,
+):
+    """Run a review action on a submission of the token's activity as the token's teacher;
+    back to the detail page with the notice key the action returns, or the page again with
+    the error (and, with ``keep_form``, what the teacher typed)."""
+    session = staff_session(token)
+    submission = activity_submission(session, submission_id)
+    try:
+        done = action(submission, session.user_id)
+    except EvaluaitorError as exc:
+        form = request.form if keep_form else None
+        return _detail(token, session, submission, error=exc, form=form), exc.status_code
+    return _back_to(token, submission, done)
 
 
 def _back_to(token: str, submission: Submission, done: str):
