@@ -334,6 +334,7 @@ def test_detail_page_shows_the_whole_story(browser, platform, llm, live_tool):
     submission = latest()
     staff = teacher(browser, platform, live_tool)
     act(browser, staff, submission, "override", score="7")
+    run_jobs()
     html = browser.get(f"{staff}submissions/{submission.id}").text
     for expected in (
         "Photosynthesis converts light energy",  # extracted text
@@ -342,7 +343,7 @@ def test_detail_page_shows_the_whole_story(browser, platform, llm, live_tool):
         "fake-model",
         "321 in, 54 out",
         "rubric_eval",
-        "Grade: sent",  # push history
+        "Score 7: sent",  # push history: the teacher's score went out
         "override",  # audit log
         "Download the original",
     ):
