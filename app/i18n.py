@@ -8,14 +8,16 @@ Catalogues live in ``app/translations``; ``scripts/translations.sh`` updates and
 
 from __future__ import annotations
 
-from flask import Flask, request
+from flask import Flask, has_request_context, request
 from flask_babel import Babel
 
 LANGUAGES = ("en", "es")
 
 
 def _locale() -> str:
-    token = (request.view_args or {}).get("token") if request else None
+    if not has_request_context():
+        return LANGUAGES[0]  # the CLI and the worker speak English
+    token = (request.view_args or {}).get("token")
     if token:
         from app.lti.session import peek_locale
 
