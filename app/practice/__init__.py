@@ -21,7 +21,7 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from app import tenants
+from app import i18n, tenants
 from app.extensions import db
 from app.lti import keys
 from app.models import Deployment, Platform
@@ -77,6 +77,9 @@ def create_practice_app(settings: PracticeSettings) -> Flask:
     app = Flask(__name__)
     app.config["PRACTICE"] = settings
     app.config["SECRET_KEY"] = _secret(settings.data_dir)
+    # The tool's catalogues (app/translations) and language choice serve these pages too.
+    app.config["BABEL_TRANSLATION_DIRECTORIES"] = str(Path(app.root_path).parent / "translations")
+    i18n.init_app(app)
     app.extensions["practice_state"] = PracticeState(settings.data_dir / "state.json")
     keys.active_key(settings.key_dir)  # create the platform's key pair now, not mid-launch
     app.register_blueprint(views.bp)

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import jwt
 from flask import current_app
+from flask_babel import gettext as _
 from itsdangerous import BadData, URLSafeTimedSerializer
 
 from app.lti import claims
@@ -59,7 +60,7 @@ def read_message_hint(hint: str) -> dict[str, Any]:
         return _hints().loads(hint, max_age=HINT_LIFETIME)
     except BadData as exc:
         raise PracticeError(
-            400, "invalid_request", "The launch hint is invalid or expired.", is_api=False
+            400, "invalid_request", _("The launch hint is invalid or expired."), is_api=False
         ) from exc
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, current_app, render_template, request
+from flask_babel import gettext as _
 
 from app.lti import claims
 from app.practice import CLIENT_ID, DEPLOYMENT_ID, STORAGE_FRAME, TOOL_FRAME
@@ -58,14 +59,14 @@ def storage_frame():
 @bp.get("/launch")
 def start_launch():
     """Third-party login initiation: send the browser to the tool's OIDC login URL."""
-    role, _, link_id = request.args.get("launch", "").partition(" ")
+    role, _space, link_id = request.args.get("launch", "").partition(" ")
     link_id = link_id or None
     if role not in LAUNCHING_AS:
-        raise _refuse("Unknown role.")
+        raise _refuse(_("Unknown role."))
     if link_id is not None and link_id not in current_state().links:
-        raise _refuse("Unknown activity.")
+        raise _refuse(_("Unknown activity."))
     if link_id is None and role != "teacher":
-        raise _refuse("Only a teacher adds activities.")
+        raise _refuse(_("Only a teacher adds activities."))
     target = "window" if request.args.get("window") else "iframe"
     settings = current_app.config["PRACTICE"]
     person = LAUNCHING_AS[role]
@@ -100,18 +101,18 @@ def authorize():
     }
     for name, value in expected.items():
         if params.get(name) != value:
-            raise _refuse(f"The authorization request needs {name}={value}.")
+            raise _refuse(_("The authorization request needs %(field)s.", field=f"{name}={value}"))
     if params.get("redirect_uri") != settings.tool_launch_url:
-        raise _refuse("The redirect_uri is not registered for this tool.")
+        raise _refuse(_("The redirect_uri is not registered for this tool."))
     if not params.get("nonce"):
-        raise _refuse("The authorization request has no nonce.")
+        raise _refuse(_("The authorization request has no nonce."))
     hint = read_message_hint(params.get("lti_message_hint", ""))
     if hint["sub"] != params.get("login_hint"):
-        raise _refuse("The login hint does not match the launch.")
+        raise _refuse(_("The login hint does not match the launch."))
     person = next(p for p in PEOPLE if p.sub == hint["sub"])
     link = current_state().links.get(hint["link"]) if hint["link"] else None
     if hint["link"] and link is None:
-        raise _refuse("This activity no longer exists.")
+        raise _refuse(_("This activity no longer exists."))
     body = launch_claims(
         person=person,
         nonce=params["nonce"],
@@ -137,12 +138,12 @@ def deep_link_return():
     token = request.form.get("JWT", "")
     body = verify_tool_jwt(token, audience=settings.issuer, required=["nonce"])
     if body.get(claims.MESSAGE_TYPE) != DEEP_LINKING_RESPONSE:
-        raise _refuse("This is not a deep linking response.")
+        raise _refuse(_("This is not a deep linking response."))
     if body.get(claims.DEPLOYMENT_ID) != DEPLOYMENT_ID:
-        raise _refuse("The deep linking response names another deployment.")
+        raise _refuse(_("The deep linking response names another deployment."))
     teacher = LAUNCHING_AS["teacher"]
     if read_deep_link_data(body.get(DL_DATA)) != teacher.sub:
-        raise _refuse("The deep linking response does not carry our request's data.")
+        raise _refuse(_("The deep linking response does not carry our request's data."))
     added = [_add_link(item) for item in _content_items(body)]
     return render_template("practice/returned.html", added=added)
 
@@ -150,10 +151,10 @@ def deep_link_return():
 def _content_items(body: dict[str, Any]) -> list[dict[str, Any]]:
     items = body.get(CONTENT_ITEMS)
     if not isinstance(items, list) or len(items) > 1:
-        raise _refuse("Expected at most one content item.")
+        raise _refuse(_("Expected at most one content item."))
     for item in items:
         if not isinstance(item, dict) or item.get("type") != "ltiResourceLink":
-            raise _refuse("Only ltiResourceLink content items are accepted.")
+            raise _refuse(_("Only ltiResourceLink content items are accepted."))
     return items
 
 
@@ -162,15 +163,15 @@ def _add_link(item: dict[str, Any]):
     if not isinstance(custom, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in custom.items()
     ):
-        raise _refuse("Custom parameters must be strings.")
+        raise _refuse(_("Custom parameters must be strings."))
     line = item.get("lineItem")
     maximum = label = resource_id = tag = None
     if line is not None:
         if not isinstance(line, dict):
-            raise _refuse("lineItem must be an object.")
+            raise _refuse(_("lineItem must be an object."))
         maximum = line.get("scoreMaximum")
         if not isinstance(maximum, int | float) or isinstance(maximum, bool) or maximum <= 0:
-            raise _refuse("lineItem.scoreMaximum must be a positive number.")
+            raise _refuse(_("lineItem.scoreMaximum must be a positive number."))
         label, resource_id, tag = line.get("label"), line.get("resourceId"), line.get("tag")
     title = str(item.get("title") or label or "Evaluaitor activity")[:200]
     return current_state().add_link(
