@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
 
 from app.extensions import db
 from app.lti.nrps import Roster
@@ -82,6 +83,7 @@ def student_rows(activity: Activity, roster: Roster) -> list[StudentRow]:
         .join(LtiUser, Submission.user_id == LtiUser.id)
         .where(Submission.activity_id == activity.id)
         .order_by(Submission.attempt)
+        .options(selectinload(Submission.grade))  # one query for every row's grade
     ).all()
     for submission, user in latest:  # later attempts overwrite earlier ones
         row = rows.setdefault(user.sub, StudentRow(sub=user.sub, name=user.name))

@@ -110,8 +110,9 @@ def release(submission: Submission, actor_id: int) -> bool:
         return False
     if submission.status != SubmissionStatus.GRADED or grade.effective_score is None:
         raise ReviewError(_("This submission has no score to release yet. Enter one first."))
+    before = snapshot(grade)
     grade.released_at, grade.released_by_id = datetime.now(UTC), actor_id
-    record(submission, actor_id, "release", {"score": grade.effective_score, "scale": grade.scale})
+    record(submission, actor_id, "release", {"before": before, "after": snapshot(grade)})
     _commit_and_send(passback.publish_grade(submission))
     return True
 
@@ -201,7 +202,18 @@ def reopen(submission: Submission, actor_id: int) -> None:
     if submission.reopened_at is not None:
         raise ReviewError(_("This submission was reopened already."))
     submission.reopened_at = datetime.now(UTC)
-    record(submission, actor_id, "reopen", {"attempt": submission.attempt})
+    record(
+        submission,
+        actor_id,
+        "reopen",
+        {
+            "before": {"attempt": submission.attempt, "reopened_at": None},
+            "after": {
+                "attempt": submission.attempt,
+                "reopened_at": submission.reopened_at.isoformat(),
+            },
+        },
+    )
     db.session.commit()
 
 

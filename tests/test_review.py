@@ -92,7 +92,9 @@ def test_a_held_grade_is_graded_but_hidden_until_released(browser, platform, llm
     assert "uses the right terms" in browser.get(page).text
     assert platform.grade_for("2")["scoreGiven"] == 8
     (event,) = audit("release")
-    assert event.actor.sub == "3" and event.details["score"] == 8
+    assert event.actor.sub == "3"
+    assert event.details["before"]["released_at"] is None
+    assert event.details["after"]["released_at"] and event.details["after"]["score"] == 8
 
 
 def test_releasing_twice_changes_nothing(browser, platform, llm, live_tool):
@@ -311,7 +313,7 @@ def test_reopen_grants_one_more_attempt(browser, platform, llm, live_tool):
     assert upload(browser, page, "again.txt", ESSAY.encode()).status_code == 303
     assert upload(browser, page, "third.txt", ESSAY.encode()).status_code == 400
     assert latest().attempt == 2
-    assert [e.details["attempt"] for e in audit("reopen")] == [1]
+    assert [e.details["after"]["attempt"] for e in audit("reopen")] == [1]
 
 
 def test_reopen_needs_a_limit(browser, platform, llm, live_tool):
