@@ -210,8 +210,15 @@ def upgrade():
 
 
 def _backfill():
-    """Existing activities get a public id; existing platforms get an organization each."""
+    """Existing activities get a public id; existing platforms get an organization each;
+    existing graded results count as released (they were shown and sent when graded)."""
     connection = op.get_bind()
+    connection.execute(
+        sa.text(
+            "UPDATE grade SET released_at = updated_at WHERE submission_id IN"
+            " (SELECT id FROM submission WHERE status = 'graded')"
+        )
+    )
     activities = connection.execute(sa.text("SELECT id FROM activity")).scalars().all()
     for activity_id in activities:
         connection.execute(
