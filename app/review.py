@@ -109,7 +109,9 @@ def release(submission: Submission, actor_id: int) -> bool:
     if grade.is_released:
         return False
     if submission.status != SubmissionStatus.GRADED or grade.effective_score is None:
-        raise ReviewError(_("This submission has no score to release yet. Enter one first."))
+        raise ReviewError(
+            _("This submission needs your score before it can be released: save one first.")
+        )
     before = snapshot(grade)
     grade.released_at, grade.released_by_id = datetime.now(UTC), actor_id
     record(submission, actor_id, "release", {"before": before, "after": snapshot(grade)})
