@@ -177,6 +177,17 @@ def test_a_score_for_a_submission_the_grader_could_not_score_releases_it(
     assert platform.grade_for("2")["scoreGiven"] == 7
 
 
+def test_a_submission_without_a_score_cannot_be_released(browser, platform, llm, live_tool):
+    page, submission = graded(browser, platform, llm, live_tool, reply="A fine essay overall.")
+    staff = teacher(browser, platform, live_tool)
+    response = act(browser, staff, submission, "release")
+    assert response.status_code == 400 and "needs your score" in response.text
+    assert browser.post(staff + "release-all").status_code == 303
+    run_jobs()
+    assert latest().grade.released_at is None and status(browser, page)["score"] is None
+    assert audit("release") == []
+
+
 @pytest.mark.parametrize("score", ["11", "-1", "abc", "nan", "inf", "1e400"])
 def test_invalid_scores_are_refused_and_nothing_changes(browser, platform, llm, live_tool, score):
     _, submission = graded(browser, platform, llm, live_tool, policy="hold_all")
