@@ -25,7 +25,7 @@ from app.grading import registry
 from app.grading import service as grading
 from app.jobs import queue
 from app.lti import passback
-from app.models import Activity, AuditEvent, Grade, Submission, SubmissionStatus
+from app.models import Activity, AuditEvent, Grade, ScorePush, Submission, SubmissionStatus
 
 MAX_FEEDBACK_CHARS = 20_000
 _MODEL_NAME = re.compile(r"^[\w.:/@+-]{1,200}$")
@@ -311,7 +311,7 @@ def _criteria(ai: list[dict[str, Any]], typed: dict[int, str]) -> list[dict[str,
     return result if changed else None
 
 
-def _commit_and_send(push) -> None:
+def _commit_and_send(push: ScorePush | None) -> None:
     db.session.commit()
     if push is not None:
         queue.dispatch(push)

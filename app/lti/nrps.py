@@ -59,10 +59,6 @@ class Roster:
     members: tuple[Member, ...]
     problem: str | None = None
 
-    @property
-    def from_lms(self) -> bool:
-        return self.problem is None
-
 
 class NrpsClient(ServiceClient):
     error = NrpsError

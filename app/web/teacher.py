@@ -8,7 +8,7 @@ up inside that activity, so another course's ids answer 404.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from flask import Response, current_app, redirect, render_template, request, send_file, url_for
@@ -223,7 +223,7 @@ def _detail(
     submission: Submission,
     *,
     error: EvaluaitorError | None = None,
-    form=None,
+    form: Mapping[str, str] | None = None,
 ):
     pushes = db.session.scalars(
         select(ScorePush).where(ScorePush.submission_id == submission.id).order_by(ScorePush.id)
