@@ -60,7 +60,9 @@ def run_command(host: str, port: int, worker: bool) -> None:
     click.echo(f"Evaluaitor on http://{host}:{port}  (LTI login: /lti/login, keys: /lti/jwks)")
     practice = None
     if app.config["EVALUAITOR_PRACTICE"]:
-        practice = _start_practice(app, f"http://{host}:{port}")
+        # A browser cannot open a wildcard address: the platform sends it to this host.
+        reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        practice = _start_practice(app, f"http://{reachable}:{port}")
     try:
         run_simple(host, port, app, threaded=True, use_reloader=False)
     finally:

@@ -34,9 +34,7 @@ from tests.fakes.platform.browser import parse_forms
 @pytest.fixture
 def practice_platform(app, live_tool, tmp_path) -> Iterator[PracticeSettings]:
     """The practice platform on localhost (another site than the tool), registered with it."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = _free_port()
     settings = PracticeSettings(
         base_url=f"http://localhost:{port}", tool_url=live_tool, data_dir=tmp_path / "practice"
     )
@@ -45,6 +43,12 @@ def practice_platform(app, live_tool, tmp_path) -> Iterator[PracticeSettings]:
     yield settings
     server.shutdown()
     server.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -443,11 +447,7 @@ def test_state_survives_a_restart(tmp_path):
 
 
 def test_run_starts_the_practice_platform_when_asked(tmp_path):
-    ports = []
-    for _ in range(2):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            ports.append(probe.getsockname()[1])
+    ports = [_free_port(), _free_port()]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALUAITOR_", "REDIS_URL"))}
     env.update(
         EVALUAITOR_INSTANCE_DIR=str(tmp_path / "instance"),
@@ -473,6 +473,32 @@ def test_run_starts_the_practice_platform_when_asked(tmp_path):
         assert "Practice course" in page.text
         jwks = _get_when_up(f"http://127.0.0.1:{ports[0]}/lti/jwks")
         assert jwks.json()["keys"]
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+
+
+def test_the_practice_command_serves_the_platform_alone(app, live_tool, tmp_path):
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVALUAITOR_", "REDIS_URL"))}
+    env.update(
+        EVALUAITOR_INSTANCE_DIR=str(tmp_path / "alone"), DATABASE_URL=app.config["DATABASE_URL"]
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "practice", "--tool-url", live_tool, "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        page = _get_when_up(f"http://localhost:{port}/")
+        assert "Practice course" in page.text
+        db.session.expire_all()
+        registered = db.session.scalar(
+            select(Platform).where(Platform.issuer == f"http://localhost:{port}")
+        )
+        assert registered is not None and registered.auth_login_url.endswith("/auth")
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=20)

@@ -39,6 +39,17 @@ def test_without_platform_storage_the_frame_offers_a_new_window(page, practice_p
     expect(popup.get_by_role("heading", level=1)).to_have_text("Practice essay")
 
 
+def test_a_storage_frame_that_never_answers_leads_to_the_new_window(page, practice_platform):
+    # The platform names its storage frame, but the frame holds nothing that answers.
+    page.route("**/storage", lambda route: route.fulfill(body="<!doctype html><title>-</title>"))
+    tool = open_course(page, practice_platform)
+    page.get_by_test_id("student-practice-link-1").click()
+    expect(tool.get_by_role("heading", name="Open Evaluaitor in a new window")).to_be_focused()
+    with page.expect_popup() as popup_info:
+        tool.get_by_role("button", name="Open in a new window").click()
+    expect(popup_info.value.get_by_role("heading", level=1)).to_have_text("Practice essay")
+
+
 def test_the_platform_can_open_the_tool_in_a_new_window(page, practice_platform):
     open_course(page, practice_platform)
     page.get_by_label("Open in a new window").check()

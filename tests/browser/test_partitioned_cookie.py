@@ -4,7 +4,6 @@ storage nor a new window."""
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Iterator
 
@@ -14,6 +13,7 @@ from werkzeug.serving import make_server
 
 from app import practice
 from app.practice import PracticeSettings
+from tests.test_practice import _free_port
 
 
 @pytest.fixture
@@ -21,11 +21,8 @@ def https_practice(app, tmp_path) -> Iterator[PracticeSettings]:
     """The tool over HTTPS (a throwaway certificate) and the practice platform beside it."""
     tool = make_server("127.0.0.1", 0, app, threaded=True, ssl_context="adhoc")
     threading.Thread(target=tool.serve_forever, daemon=True).start()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     settings = PracticeSettings(
-        base_url=f"http://localhost:{port}",
+        base_url=f"http://localhost:{_free_port()}",
         tool_url=f"https://127.0.0.1:{tool.server_port}",
         data_dir=tmp_path / "practice",
     )

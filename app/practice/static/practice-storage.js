@@ -5,6 +5,7 @@
 
 const toolOrigin = document.body.dataset.toolOrigin;
 const store = new Map();
+const MAX_ENTRIES = 500;
 
 function reply(event, body) {
   event.source.postMessage({ ...body, message_id: event.data.message_id }, event.origin);
@@ -26,6 +27,10 @@ window.addEventListener("message", (event) => {
     case "lti.put_data":
       if (!key || typeof data.value !== "string" || key.length > 256 || data.value.length > 4096) {
         reply(event, { subject: "lti.put_data.response", error: { code: "bad_request", message: "key and value must be short strings" } });
+        return;
+      }
+      if (store.size >= MAX_ENTRIES && !store.has(event.origin + " " + key)) {
+        reply(event, { subject: "lti.put_data.response", error: { code: "storage_exhausted", message: "too many values" } });
         return;
       }
       store.set(event.origin + " " + key, data.value);
