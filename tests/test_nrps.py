@@ -4,6 +4,7 @@ the students known from submissions when the LMS does not offer it or it fails."
 from __future__ import annotations
 
 import pytest
+from redis import Redis
 
 from app.lti.nrps import next_link
 from tests.conftest import run_jobs
@@ -79,6 +80,18 @@ def test_roster_failure_falls_back_to_students_with_submissions(
     asked = len(memberships_requests(platform))
     assert FALLBACK in browser.get(staff).text
     assert len(memberships_requests(platform)) == asked
+
+
+def test_teacher_page_works_while_redis_is_down(app, browser, platform, live_tool, course):
+    staff = open_activity(browser, platform, live_tool, user="3", roles=TEACHER)
+    healthy = app.extensions["evaluaitor.redis"]
+    app.extensions["evaluaitor.redis"] = Redis(port=9, socket_connect_timeout=0.2)
+    try:
+        response = browser.get(staff)
+    finally:
+        app.extensions["evaluaitor.redis"] = healthy
+    assert response.status_code == 200
+    assert "unavailable right now" in response.text and "Test User 2</th>" in response.text
 
 
 def test_platform_without_the_service_is_explained(browser, platform, llm, live_tool):

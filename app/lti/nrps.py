@@ -143,6 +143,9 @@ def course_roster(platform: Platform, course: Course | None, config: Mapping[str
             members = client.members(
                 course.memberships_url, page_size=config["EVALUAITOR_NRPS_PAGE_SIZE"]
             )
+    except RedisError as exc:  # the token cache is down: the page still works without a roster
+        log.warning("roster of course %s unavailable: %s", course.id, exc)
+        return Roster((), _("The course's member list is unavailable right now."))
     except NrpsError as exc:
         log.warning("roster of course %s unavailable: %s", course.id, exc)
         # Remembered briefly too, so a slow or broken LMS does not delay every page view.
