@@ -73,6 +73,7 @@ class PracticeSettings:
 def create_practice_app(settings: PracticeSettings) -> Flask:
     """The practice platform's own Flask app (its own origin, its own keys and secret)."""
     from app.practice import services, views
+    from app.practice.messages import ToolKeys
 
     app = Flask(__name__)
     app.config["PRACTICE"] = settings
@@ -81,6 +82,8 @@ def create_practice_app(settings: PracticeSettings) -> Flask:
     app.config["BABEL_TRANSLATION_DIRECTORIES"] = str(Path(app.root_path).parent / "translations")
     i18n.init_app(app)
     app.extensions["practice_state"] = PracticeState(settings.data_dir / "state.json")
+    app.extensions["practice_tokens"] = services.Tokens()
+    app.extensions["practice_tool_keys"] = ToolKeys()
     keys.active_key(settings.key_dir)  # create the platform's key pair now, not mid-launch
     app.register_blueprint(views.bp)
     app.register_blueprint(services.bp)

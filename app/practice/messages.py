@@ -184,9 +184,6 @@ class ToolKeys:
             ) from exc
 
 
-_tool_keys = ToolKeys()
-
-
 def verify_tool_jwt(token: str, *, audience: str, required: list[str]) -> dict[str, Any]:
     """Verify a JWT the tool signed: its key from the tool's JWKS, ``iss`` = our client_id,
     ``aud`` = ``audience``, and the ``required`` claims present. Raises PracticeError (401)."""
@@ -197,7 +194,9 @@ def verify_tool_jwt(token: str, *, audience: str, required: list[str]) -> dict[s
         raise PracticeError(401, "invalid_client", f"unreadable JWT: {exc}") from exc
     if header.get("alg") != "RS256" or not isinstance(header.get("kid"), str):
         raise PracticeError(401, "invalid_client", "JWT must be RS256 with a kid")
-    key = _tool_keys.key_for(header["kid"], settings.tool_jwks_url)
+    key = current_app.extensions["practice_tool_keys"].key_for(
+        header["kid"], settings.tool_jwks_url
+    )
     try:
         return jwt.decode(
             token,

@@ -78,13 +78,14 @@ class Tokens:
         return grant.scopes
 
 
-_tokens = Tokens()
+def _tokens() -> Tokens:
+    return current_app.extensions["practice_tokens"]
 
 
 def _require(*any_of: str) -> None:
     """The request's bearer token must be live and carry one of these scopes."""
     auth = request.headers.get("Authorization", "")
-    scopes = _tokens.scopes_of(auth[7:]) if auth.startswith("Bearer ") else None
+    scopes = _tokens().scopes_of(auth[7:]) if auth.startswith("Bearer ") else None
     if scopes is None:
         raise PracticeError(401, "invalid_token", "missing, unknown or expired access token")
     if not scopes & set(any_of):
@@ -139,13 +140,13 @@ def token():
     )
     if assertion["sub"] != CLIENT_ID:
         raise PracticeError(401, "invalid_client", "sub must be the client_id")
-    if not _tokens.use_jti(str(assertion["jti"]), float(assertion["exp"])):
+    if not _tokens().use_jti(str(assertion["jti"]), float(assertion["exp"])):
         raise PracticeError(401, "invalid_client", "client assertion already used")
     granted = frozenset(form.get("scope", "").split()) & OFFERED_SCOPES
     if not granted:
         raise PracticeError(400, "invalid_scope", "none of the requested scopes is offered")
     return jsonify(
-        access_token=_tokens.issue(granted),
+        access_token=_tokens().issue(granted),
         token_type="bearer",
         expires_in=TOKEN_LIFETIME,
         scope=" ".join(sorted(granted)),
@@ -171,7 +172,7 @@ def create_lineitem():
     maximum = body.get("scoreMaximum")
     if not isinstance(body.get("label"), str) or not body["label"].strip():
         raise PracticeError(400, "invalid_request", "label is required")
-    if not _is_number(maximum) or maximum <= 0:
+    if not is_number(maximum) or maximum <= 0:
         raise PracticeError(400, "invalid_request", "scoreMaximum must be a positive number")
     item = current_state().add_lineitem(body)
     return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE, 201)
@@ -210,9 +211,9 @@ def _score_problem(body: dict[str, Any], item: LineItem) -> str | None:
         return "timestamp must be an ISO 8601 date-time"
     given, maximum = body.get("scoreGiven"), body.get("scoreMaximum")
     if given is not None:
-        if not _is_number(given) or given < 0:
+        if not is_number(given) or given < 0:
             return "scoreGiven must be a number >= 0"
-        if not _is_number(maximum) or maximum <= 0:
+        if not is_number(maximum) or maximum <= 0:
             return "scoreMaximum must accompany scoreGiven and be > 0"
     comment = body.get("comment")
     if comment is not None and not isinstance(comment, str):
@@ -220,7 +221,7 @@ def _score_problem(body: dict[str, Any], item: LineItem) -> str | None:
     return None
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -22,7 +22,8 @@ from app.practice.messages import (
     read_message_hint,
     verify_tool_jwt,
 )
-from app.practice.state import LAUNCHING_AS, PEOPLE, current_state
+from app.practice.services import is_number
+from app.practice.state import LAUNCHING_AS, PEOPLE, Link, current_state
 
 bp = Blueprint("practice", __name__)
 
@@ -35,14 +36,15 @@ def _refuse(message: str) -> PracticeError:
 def index():
     state = current_state()
     names = {person.sub: person.name for person in PEOPLE}
-    titles = {link.lineitem_id: link.title for link in state.links.values()}
-    scores = list(reversed(state.scores))  # newest first
+    columns = {item.id: item.label for item in state.lineitems.values()}
+    rows = [  # newest first: activity (gradebook column), student, score
+        (columns[score.lineitem_id], names.get(score.user_id, score.user_id), score)
+        for score in reversed(state.scores)
+    ]
     return render_template(
         "practice/index.html",
         links=list(state.links.values()),
-        scores=[(score, names.get(score.user_id, score.user_id)) for score in scores],
-        titles=titles,
-        lineitems=state.lineitems,
+        rows=rows,
         tool_frame=TOOL_FRAME,
         storage_frame=STORAGE_FRAME,
     )
@@ -158,7 +160,7 @@ def _content_items(body: dict[str, Any]) -> list[dict[str, Any]]:
     return items
 
 
-def _add_link(item: dict[str, Any]):
+def _add_link(item: dict[str, Any]) -> Link:
     custom = item.get("custom") or {}
     if not isinstance(custom, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in custom.items()
@@ -170,7 +172,7 @@ def _add_link(item: dict[str, Any]):
         if not isinstance(line, dict):
             raise _refuse(_("lineItem must be an object."))
         maximum = line.get("scoreMaximum")
-        if not isinstance(maximum, int | float) or isinstance(maximum, bool) or maximum <= 0:
+        if not is_number(maximum) or maximum <= 0:
             raise _refuse(_("lineItem.scoreMaximum must be a positive number."))
         label, resource_id, tag = line.get("label"), line.get("resourceId"), line.get("tag")
     title = str(item.get("title") or label or "Evaluaitor activity")[:200]
