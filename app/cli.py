@@ -80,9 +80,13 @@ def _start_practice(app, tool_url: str):
     from app import practice
 
     settings = practice.settings_for(app, tool_url)
+    try:
+        server = practice.serve_in_background(settings)
+    except OSError as exc:  # the port is taken: the tool itself still runs
+        click.echo(f"Practice platform not started ({settings.base_url}: {exc})", err=True)
+        return None
     with app.app_context():
         practice.register(settings)
-    server = practice.serve_in_background(settings)
     click.echo(f"Practice platform (try it without an LMS) on {settings.base_url}/")
     return server
 
@@ -109,33 +113,19 @@ def practice_command(tool_url: str, port: int | None) -> None:
 @with_appcontext
 def worker_command(burst: bool) -> None:
     """Run an RQ worker for the grading and passback queues, with the requeue sweeper."""
-    from rq import Worker
-
     from app.extensions import redis_connection
     from app.jobs import queue, tasks
+    from app.jobs.worker import SweepingWorker, sweep_forever
 
     app = current_app._get_current_object()
     tasks.use_app(app)
     if not burst:
-        threading.Thread(target=_sweep_forever, args=(app,), daemon=True).start()
-    worker = Worker(
+        threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
+    worker = SweepingWorker(
         [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
         connection=redis_connection(),
     )
     worker.work(burst=burst, with_scheduler=True)
-
-
-def _sweep_forever(app) -> None:
-    from app.jobs import queue
-
-    every = app.config["EVALUAITOR_REQUEUE_AFTER"]
-    while True:
-        time.sleep(every)
-        with app.app_context():
-            try:
-                queue.requeue_stale(timedelta(seconds=every))
-            except Exception:  # the sweeper must outlive a bad moment (e.g. Redis restarting)
-                app.logger.exception("requeue sweep failed")
 
 
 @cli.command("requeue")

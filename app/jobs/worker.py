@@ -1,0 +1,43 @@
+"""The RQ worker, and the requeue sweeper that runs beside it in a thread.
+
+RQ forks a work horse per job, and a fork copies every lock as it is at that moment. A fork
+while the sweeper holds one (SQLAlchemy configures its mappers and caches compiled
+statements under process-wide locks) leaves the work horse waiting forever on a lock that
+no thread of it will release: the job hangs until RQ's timeout. So a fork and a sweep never
+overlap.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+from flask import Flask
+from rq import Worker
+from rq.job import Job
+from rq.queue import Queue
+
+from app.jobs import queue
+
+_no_fork = threading.Lock()
+
+
+class SweepingWorker(Worker):
+    """RQ's forking worker that waits for a running sweep before it forks."""
+
+    def fork_work_horse(self, job: Job, queue: Queue) -> None:
+        with _no_fork:
+            super().fork_work_horse(job, queue)
+
+
+def sweep_forever(app: Flask) -> None:
+    """Every ``EVALUAITOR_REQUEUE_AFTER`` seconds, requeue stranded work (a daemon thread)."""
+    every = app.config["EVALUAITOR_REQUEUE_AFTER"]
+    while True:
+        time.sleep(every)
+        with _no_fork, app.app_context():
+            try:
+                queue.requeue_stale(timedelta(seconds=every))
+            except Exception:  # the sweeper must outlive a bad moment (e.g. Redis restarting)
+                app.logger.exception("requeue sweep failed")
