@@ -473,6 +473,8 @@ def test_settings_edits_are_audited(browser, platform, live_tool):
     link_id = deep_link(browser, platform, live_tool)
     assert db.session.query(AuditEvent).count() == 0  # the first setup is not an edit
     page = launch_link(browser, platform, live_tool, link_id, user=TEACHER_ID, roles=TEACHER)
+    settings_path = page.removeprefix(live_tool) + "settings"
+    assert f'href="{settings_path}"' in browser.get(page).text  # the teacher page links there
     settings = browser.get(page + "settings")
     controls = Inputs(settings.text).controls
     assert controls["title"]["value"] == "Photosynthesis essay"
