@@ -5,6 +5,7 @@ from app.models.lti import Activity, Course, Deployment, LtiUser, Platform
 from app.models.submissions import (
     AuditEvent,
     Grade,
+    LineItemUpdate,
     PushStatus,
     ScorePush,
     Submission,
@@ -21,6 +22,7 @@ __all__ = [
     "Evaluation",
     "EvaluationStatus",
     "Grade",
+    "LineItemUpdate",
     "LtiUser",
     "Organization",
     "Platform",

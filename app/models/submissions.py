@@ -200,6 +200,26 @@ class ScorePush(Timestamped, db.Model):
     submission: Mapped[Submission] = relationship()
 
 
+class LineItemUpdate(Timestamped, db.Model):
+    """Bringing the LMS gradebook column (AGS line item) in step with the activity's title and
+    maximum after a settings change, and what became of it (see app.lti.lineitem_sync)."""
+
+    __tablename__ = "lineitem_update"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    activity_id: Mapped[int] = mapped_column(
+        ForeignKey("activity.id", ondelete="CASCADE"), index=True
+    )
+    #: ``superseded`` when a later settings change asked for a newer update.
+    status: Mapped[PushStatus] = mapped_column(String(20), default=PushStatus.PENDING)
+    job_id: Mapped[str | None] = mapped_column(String(100))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    http_status: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+
+    activity: Mapped[Activity] = relationship()
+
+
 class AuditEvent(db.Model):
     """Who did what to a submission or an activity, and when: kept for every teacher action."""
 

@@ -149,6 +149,30 @@ def upgrade():
             batch_op.f("ix_audit_event_submission_id"), ["submission_id"], unique=False
         )
 
+    op.create_table(
+        "lineitem_update",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("activity_id", sa.Integer(), nullable=False),
+        sa.Column("status", sa.String(length=20), nullable=False),
+        sa.Column("job_id", sa.String(length=100), nullable=True),
+        sa.Column("attempts", sa.Integer(), nullable=False),
+        sa.Column("http_status", sa.Integer(), nullable=True),
+        sa.Column("last_error", sa.Text(), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["activity_id"],
+            ["activity.id"],
+            name=op.f("fk_lineitem_update_activity_id_activity"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_lineitem_update")),
+    )
+    with op.batch_alter_table("lineitem_update", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_lineitem_update_activity_id"), ["activity_id"], unique=False
+        )
+
     with op.batch_alter_table("activity", schema=None) as batch_op:
         batch_op.add_column(sa.Column("public_id", sa.String(length=32), nullable=True))
         batch_op.add_column(sa.Column("accepted_kinds", sa.JSON(), nullable=True))
@@ -289,6 +313,10 @@ def downgrade():
         batch_op.drop_index(batch_op.f("ix_audit_event_activity_id"))
 
     op.drop_table("audit_event")
+    with op.batch_alter_table("lineitem_update", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_lineitem_update_activity_id"))
+
+    op.drop_table("lineitem_update")
     with op.batch_alter_table("evaluation", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_evaluation_status"))
         batch_op.drop_index(batch_op.f("ix_evaluation_organization_id"))
