@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, current_app, jsonify, render_template, request
+from flask_babel import force_locale
+from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 log = logging.getLogger(__name__)
@@ -21,7 +23,7 @@ class EvaluaitorError(Exception):
 
     status_code = 400
     code = "error"
-    user_message = "Something went wrong."
+    user_message = _l("Something went wrong.")
 
     def __init__(self, user_message: str | None = None, *, detail: str | None = None) -> None:
         if user_message:
@@ -40,12 +42,12 @@ class LaunchError(EvaluaitorError):
     """The LMS launch could not be trusted or understood."""
 
     code = "launch_error"
-    user_message = "This launch from your course could not be verified."
+    user_message = _l("This launch from your course could not be verified.")
 
 
 class UnknownPlatform(LaunchError):
     code = "unknown_platform"
-    user_message = (
+    user_message = _l(
         "This LMS is not registered with Evaluaitor. Ask your LMS administrator to register "
         "the tool (issuer and client ID) before using it."
     )
@@ -53,7 +55,7 @@ class UnknownPlatform(LaunchError):
 
 class UnknownDeployment(LaunchError):
     code = "unknown_deployment"
-    user_message = (
+    user_message = _l(
         "This deployment of the tool is not registered with Evaluaitor. Ask your LMS "
         "administrator to add its deployment ID."
     )
@@ -61,30 +63,32 @@ class UnknownDeployment(LaunchError):
 
 class ReplayedLaunch(LaunchError):
     code = "replayed_launch"
-    user_message = "This launch link was already used. Open the activity again from your course."
+    user_message = _l(
+        "This launch link was already used. Open the activity again from your course."
+    )
 
 
 class SessionExpired(EvaluaitorError):
     status_code = 401
     code = "session_expired"
-    user_message = "Your session has expired. Open the activity again from your course."
+    user_message = _l("Your session has expired. Open the activity again from your course.")
 
 
 class Forbidden(EvaluaitorError):
     status_code = 403
     code = "forbidden"
-    user_message = "You do not have access to this page."
+    user_message = _l("You do not have access to this page.")
 
 
 class NotFound(EvaluaitorError):
     status_code = 404
     code = "not_found"
-    user_message = "That item does not exist."
+    user_message = _l("That item does not exist.")
 
 
 class UploadError(EvaluaitorError):
     code = "upload_error"
-    user_message = "The file could not be accepted."
+    user_message = _l("The file could not be accepted.")
 
 
 class FileTooLarge(UploadError):
@@ -92,7 +96,9 @@ class FileTooLarge(UploadError):
     code = "file_too_large"
 
     def __init__(self, limit_mb: float) -> None:
-        super().__init__(f"The file is larger than the {limit_mb:g} MB limit.")
+        super().__init__(
+            _l("The file is larger than the %(limit)s MB limit.", limit=f"{limit_mb:g}")
+        )
 
 
 class QueueUnavailable(EvaluaitorError):
@@ -100,6 +106,16 @@ class QueueUnavailable(EvaluaitorError):
 
     status_code = 503
     code = "queue_unavailable"
+
+
+#: What a person is told about the HTTP errors Flask raises itself (werkzeug's descriptions
+#: are English, and the REST API keeps them).
+HTTP_MESSAGES = {
+    400: _l("The request could not be understood. Go back and try again."),
+    403: _l("You do not have access to this page."),
+    404: _l("This page does not exist."),
+    405: _l("This page cannot be used that way."),
+}
 
 
 def _is_rest_api() -> bool:
@@ -117,6 +133,7 @@ def _wants_json() -> bool:
 
 
 def _respond(status: int, code: str, message: str):
+    message = str(message)  # a lazy translation, in the reader's language (English for the API)
     if _is_rest_api():
         return jsonify(error={"code": code, "message": message}), status
     if _wants_json():
@@ -129,7 +146,8 @@ def init_app(app: Flask) -> None:
     def handle_own(exc: EvaluaitorError):
         # The technical detail goes to the log, for the administrator; never to the page.
         level = logging.ERROR if exc.status_code >= 500 else logging.WARNING
-        log.log(level, "%s on %s: %s", type(exc).__name__, request.path, exc)
+        with force_locale("en"):  # the log reads the same whoever caused the error
+            log.log(level, "%s on %s: %s", type(exc).__name__, request.path, exc)
         return _respond(exc.status_code, exc.code, exc.user_message)
 
     @app.errorhandler(RequestEntityTooLarge)
@@ -138,13 +156,19 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def handle_http(exc: HTTPException):
-        body, status = _respond(
-            exc.code or 500, exc.name.lower().replace(" ", "_"), exc.description or ""
-        )
+        status = exc.code or 500
+        message = exc.description or ""
+        if not _is_rest_api():
+            message = HTTP_MESSAGES.get(
+                status, _l("The request could not be completed (error %(status)s).", status=status)
+            )
+        body, status = _respond(status, exc.name.lower().replace(" ", "_"), message)
         allowed = getattr(exc, "valid_methods", None)  # a 405 says what is allowed
         return body, status, {"Allow": ", ".join(allowed)} if allowed else {}
 
     @app.errorhandler(Exception)
     def handle_unexpected(exc: Exception):
         log.exception("unhandled error on %s", request.path)
-        return _respond(500, "internal_error", "An unexpected error occurred. Please try again.")
+        return _respond(
+            500, "internal_error", _l("An unexpected error occurred. Please try again.")
+        )

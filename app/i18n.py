@@ -1,22 +1,43 @@
 """Translated interface text (Flask-Babel), English and Spanish.
 
 The language is the one the LMS asked for in the launch (``launch_presentation.locale``,
-kept in the page token), else the browser's Accept-Language, else English. Templates use
-``_()``; Python code uses :func:`flask_babel.gettext` / ``lazy_gettext``.
-Catalogues live in ``app/translations``; ``scripts/translations.sh`` updates and compiles them.
+kept in the page token), else the browser's Accept-Language, else English. The REST API
+always answers in English: its clients are programs. Templates use ``_()``; Python code uses
+:func:`flask_babel.gettext` / ``lazy_gettext``. Catalogues live in ``app/translations``;
+``scripts/translations.sh`` updates and compiles them.
+
+Texts the worker stores for a person to read later (a submission's progress and error
+messages) are stored in English and marked with :func:`N_`; pages show them through the
+``localize`` filter, which translates them in the reader's language (see docs/decisions.md).
 """
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from flask import Flask, has_request_context, request
-from flask_babel import Babel
+from flask_babel import Babel, get_locale, get_translations, gettext
+from flask_babel import support as babel_support
 
 LANGUAGES = ("en", "es")
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+def N_(message: str) -> str:  # noqa: N802 - the conventional name of gettext_noop
+    """Mark an English text for the catalogue without translating it now: the worker stores
+    it, and :func:`localize` translates it when a page shows it."""
+    return message
 
 
 def _locale() -> str:
     if not has_request_context():
         return LANGUAGES[0]  # the CLI and the worker speak English
+    from app.errors import _is_rest_api
+
+    if _is_rest_api():
+        return LANGUAGES[0]
     token = (request.view_args or {}).get("token")
     if token:
         from app.lti.session import peek_locale
@@ -29,5 +50,42 @@ def _locale() -> str:
     return request.accept_languages.best_match(LANGUAGES) or LANGUAGES[0]
 
 
+def localize(text: str | None) -> str | None:
+    """A stored English text in the reader's language: the catalogue's translation of the same
+    text, or of the message it was filled in from (``N_("… %(kind)s …") % values``, matched
+    back to its parameters, which are localized in turn); anything unknown is shown as stored."""
+    if not text:
+        return text
+    translated = gettext(text)
+    if translated != text:
+        return translated
+    for pattern, msgid in _templates(get_translations()):
+        match = pattern.fullmatch(text)
+        if match:
+            return gettext(msgid, **{k: localize(v) for k, v in match.groupdict().items()})
+    return text
+
+
+@lru_cache(maxsize=8)
+def _templates(translations: babel_support.NullTranslations) -> list[tuple[re.Pattern, str]]:
+    """Each translated message with named placeholders, as a pattern that reads them back."""
+    catalog = getattr(translations, "_catalog", {})  # gettext's own msgid → msgstr table
+    found = []
+    for msgid in catalog:
+        names = _PLACEHOLDER.findall(msgid) if isinstance(msgid, str) else []
+        literal = _PLACEHOLDER.sub("\0", msgid).replace("%%", "%")
+        if not names or len(set(names)) != len(names) or len(literal) - len(names) < 12:
+            continue  # no placeholder, a repeated one, or too little text to recognise
+        parts = [re.escape(piece) for piece in literal.split("\0")]
+        body = "".join(
+            part + (f"(?P<{names[i]}>.+?)" if i < len(names) else "")
+            for i, part in enumerate(parts)
+        )
+        found.append((re.compile(body, re.S), msgid))
+    return found
+
+
 def init_app(app: Flask) -> None:
     Babel(app, locale_selector=_locale)
+    app.jinja_env.filters["localize"] = localize
+    app.jinja_env.globals["get_locale"] = get_locale

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
@@ -19,6 +21,7 @@ from app.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
 from app.errors import FileTooLarge, UploadError
 from app.extensions import db
 from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, sniff
+from app.i18n import localize
 from app.jobs import queue
 from app.lti import passback
 from app.models import Activity, LtiUser, Submission, SubmissionStatus
@@ -39,7 +42,9 @@ def accept(activity: Activity, user: LtiUser, upload: Upload, *, data_dir: str, 
     filename = _clean_filename(upload.filename)
     comment = upload.comment.strip()
     if len(comment) > MAX_COMMENT_CHARS:
-        raise UploadError(f"The comment is too long (at most {MAX_COMMENT_CHARS} characters).")
+        raise UploadError(
+            _("The comment is too long (at most %(n)s characters).", n=MAX_COMMENT_CHARS)
+        )
     limit_mb = upload_limit_mb(activity, max_mb)
     incoming = upload.stream
     if not isinstance(incoming, IncomingFile):
@@ -64,17 +69,21 @@ def _store(
 ) -> Submission:
     if attempts_left(activity, user.id) == 0:
         raise UploadError(
-            f"You have used all {activity.max_attempts} attempts for this activity. "
-            "Your teacher can allow one more."
+            ngettext(
+                "You have used your attempt for this activity. Your teacher can allow one more.",
+                "You have used all %(num)d attempts for this activity. "
+                "Your teacher can allow one more.",
+                activity.max_attempts or 0,
+            )
         )
     try:
         kind = sniff(filename, incoming.head)
     except ExtractionError as exc:
-        raise UploadError(exc.user_message) from exc
+        raise UploadError(localize(exc.user_message)) from exc
     accepted = accepted_kinds(activity)
     if kind not in accepted:
         names = ", ".join(str(label) for k, label in KIND_LABELS.items() if k in accepted)
-        raise UploadError(f"This activity only accepts: {names}.")
+        raise UploadError(_("This activity only accepts: %(kinds)s.", kinds=names))
 
     attempt = 1 + (
         db.session.scalar(
@@ -111,7 +120,7 @@ def _store(
         # The same student's other upload took this attempt number a moment ago.
         db.session.rollback()
         final_path.unlink(missing_ok=True)
-        raise UploadError("Another upload of yours was being saved. Please try again.") from exc
+        raise UploadError(_("Another upload of yours was being saved. Please try again.")) from exc
     except Exception:
         db.session.rollback()
         final_path.unlink(missing_ok=True)
@@ -136,8 +145,10 @@ def attempts_left(activity: Activity, user_id: int) -> int | None:
 def _clean_filename(raw: str | None) -> str:
     name = Path((raw or "").replace("\\", "/")).name.strip()
     if not name:
-        raise UploadError("Choose a file to upload.")
+        raise UploadError(_("Choose a file to upload."))
     if Path(name).suffix.lower() not in ACCEPTED_EXTENSIONS:
         accepted = ", ".join(sorted(ACCEPTED_EXTENSIONS))
-        raise UploadError(f"This type of file is not accepted. Accepted types: {accepted}.")
+        raise UploadError(
+            _("This type of file is not accepted. Accepted types: %(types)s.", types=accepted)
+        )
     return name[:255]

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYBABEL=".venv/bin/pybabel"
 if [[ "${1:-}" != "compile" ]]; then
-    "$PYBABEL" -q extract -F babel.cfg -k _l -k lazy_gettext --no-location --sort-output \
+    "$PYBABEL" -q extract -F babel.cfg -k _l -k lazy_gettext -k N_ --no-location --sort-output \
         -o app/translations/messages.pot .
     if [[ -f app/translations/es/LC_MESSAGES/messages.po ]]; then
         "$PYBABEL" -q update -i app/translations/messages.pot -d app/translations --no-fuzzy-matching

@@ -18,6 +18,7 @@ from pypdf.errors import PyPdfError
 from app.extract.errors import CorruptFileError, EncryptedFileError, NoTextError
 from app.extract.extraction import MAX_CHARS, Extraction
 from app.extract.kinds import Kind
+from app.i18n import N_
 
 #: Most pages read; the rest of a longer document is dropped (``Extraction.truncated``).
 MAX_PAGES = 500
@@ -47,7 +48,7 @@ _PYPDF_FAILURES = (
 # would also turn "x²" into "x2".
 _PRESENTATION_FORMS = re.compile("[\ufb00-\ufdff\ufe70-\ufefe]")
 
-NO_TEXT_MESSAGE = (
+NO_TEXT_MESSAGE = N_(
     "This PDF has no text layer (it looks like a scan or a set of images), so it cannot be "
     "graded as it is. Export your document to PDF from your word processor, or upload the "
     ".docx file, and try again."
@@ -73,8 +74,10 @@ def extract_pdf(path: Path) -> Extraction:
                 break
     except _PYPDF_FAILURES as exc:
         raise CorruptFileError(
-            "This PDF is damaged and cannot be read. Export it to PDF again and upload the new "
-            "file.",
+            N_(
+                "This PDF is damaged and cannot be read. Export it to PDF again and upload the "
+                "new file."
+            ),
             f"pypdf could not read the PDF: {type(exc).__name__}: {exc}",
         ) from exc
 
@@ -100,7 +103,7 @@ def _unlock(reader: PdfReader) -> None:
     """
     if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
         raise EncryptedFileError(
-            "This PDF is password-protected. Remove the password and upload it again.",
+            N_("This PDF is password-protected. Remove the password and upload it again."),
             "PDF is encrypted with a non-empty user password",
         )
 

@@ -11,6 +11,7 @@ from charset_normalizer import from_bytes
 from app.extract.errors import EmptyFileError
 from app.extract.extraction import MAX_CHARS, Extraction
 from app.extract.kinds import CODE_LANGUAGES, Kind
+from app.i18n import N_
 
 #: Most bytes read from a text file: enough for MAX_CHARS even at 4 bytes per character.
 MAX_TEXT_BYTES = 4 * MAX_CHARS
@@ -29,7 +30,7 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 _ALLOWED_CONTROLS = frozenset("\t\n\r\f\v")
 
-EMPTY_MESSAGE = "This file is empty. Upload the file that contains your work."
+EMPTY_MESSAGE = N_("This file is empty. Upload the file that contains your work.")
 
 
 def detect_encoding(data: bytes, *, partial: bool = False) -> str:

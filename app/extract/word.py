@@ -21,6 +21,7 @@ from lxml import etree
 from app.extract.errors import CorruptFileError, NoTextError, UnsupportedFileError
 from app.extract.extraction import Extraction
 from app.extract.kinds import Kind
+from app.i18n import N_
 
 MAIN_PART = "word/document.xml"
 #: Largest uncompressed main document we parse: ~10 000 pages of text. Checked from the zip
@@ -54,7 +55,7 @@ _DOCX_FAILURES = (
     EOFError,
 )
 
-CORRUPT_MESSAGE = (
+CORRUPT_MESSAGE = N_(
     "This Word document is damaged and cannot be read. Open it in Word, save it again as .docx "
     "or PDF, and upload the new file."
 )
@@ -72,8 +73,10 @@ def extract_docx(path: Path) -> Extraction:
     text = "\n".join(_lines(document.element.body))
     if not text.strip():
         raise NoTextError(
-            "This Word document has no text to grade (it may contain only images). Upload the "
-            "document that contains your written work.",
+            N_(
+                "This Word document has no text to grade (it may contain only images). Upload "
+                "the document that contains your written work."
+            ),
             "DOCX body has no text",
         )
     return Extraction.from_raw(text, kind=Kind.DOCX, method="python-docx")
@@ -89,14 +92,18 @@ def _check_package(path: Path) -> None:
     sizes = {entry.filename: entry.file_size for entry in entries}
     if MAIN_PART not in sizes:
         raise CorruptFileError(
-            "This file is named .docx but is not a Word document (it may be another kind of "
-            "archive). Save your work from Word as .docx or PDF and upload it again.",
+            N_(
+                "This file is named .docx but is not a Word document (it may be another kind of "
+                "archive). Save your work from Word as .docx or PDF and upload it again."
+            ),
             f"zip has no {MAIN_PART}",
         )
     if sizes[MAIN_PART] > MAX_DOCUMENT_XML_BYTES or sum(sizes.values()) > MAX_PACKAGE_BYTES:
         raise UnsupportedFileError(
-            "This Word document is too large to process. Remove large images or split the "
-            "document, and upload it again.",
+            N_(
+                "This Word document is too large to process. Remove large images or split the "
+                "document, and upload it again."
+            ),
             f"uncompressed sizes over the cap: {MAIN_PART}={sizes[MAIN_PART]}, "
             f"total={sum(sizes.values())}",
         )

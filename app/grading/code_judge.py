@@ -16,6 +16,7 @@ from app.grading.base import (
     PluginParams,
     Progress,
 )
+from app.i18n import N_
 from app.judge import runner as judge_runner
 from app.judge.languages import LANGUAGES, UnsupportedLanguage
 from app.judge.spec import LimitsSpec, TestSpec
@@ -82,11 +83,13 @@ class CodeJudge(GradingPlugin):
 
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: CodeJudgeParams = job.params  # type: ignore[assignment]
-        progress(1, self.steps, "Running your program against the tests")
+        progress(1, self.steps, N_("Running your program against the tests"))
         try:
             report = run_judge(job, params)
         except UnsupportedLanguage as exc:
-            message = f"This submission is not a program this activity can run ({exc})."
+            message = N_(
+                "This submission is not a program this activity can run (%(problem)s)."
+            ) % {"problem": exc}
             return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
         return GradingResult(
             outcome=Outcome.GRADED,

@@ -31,6 +31,7 @@ from app.grading.base import (
 from app.grading.length_penalty import LengthPenalty
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.grading.rubric import Criterion, Rubric
+from app.i18n import N_
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
 
@@ -142,13 +143,13 @@ class Criteria(GradingPlugin):
         params: CriteriaParams = job.params  # type: ignore[assignment]
         rubric = job.rubric
         if rubric is None:
-            error = (
+            error = N_(
                 "The criteria strategy needs a rubric: add one to the activity, then grade again."
             )
             return GradingResult(Outcome.NEEDS_REVIEW, None, None, "", error=error)
         text, truncated = clip(job.text, params.max_chars)
         ask = _Asker(job, params, llm, text, truncated)
-        progress(1, self.steps, "Asking the grader model")
+        progress(1, self.steps, N_("Asking the grader model"))
         judgements: list[Judgement | None] = [None] * len(rubric.criteria)
         holistic: tuple[float, str] | None = None
         if params.mode == "per_criterion":
@@ -160,7 +161,7 @@ class Criteria(GradingPlugin):
             judgements = list(found or judgements)
         else:
             holistic, replies = ask.holistic(rubric)
-        progress(2, self.steps, "Scoring")
+        progress(2, self.steps, N_("Scoring"))
         result = GradingResult(Outcome.GRADED, None, None, "", raw_replies=replies)
         result.provenance = {"mode": params.mode, "truncated_input": truncated}
         if holistic is not None:
@@ -175,10 +176,10 @@ class Criteria(GradingPlugin):
         stuck = [c.name for c, j in zip(rubric.criteria, judgements, strict=True) if j is None]
         if stuck:
             result.outcome = Outcome.NEEDS_REVIEW
-            result.error = (
-                f"The grader's replies could not be read for: {', '.join(stuck)} "
-                f"({params.max_retries + 1} attempts). A teacher needs to review this submission."
-            )
+            result.error = N_(
+                "The grader's replies could not be read for: %(criteria)s (%(attempts)s "
+                "attempts). A teacher needs to review this submission."
+            ) % {"criteria": ", ".join(stuck), "attempts": params.max_retries + 1}
             return result
         if fallen:
             result.provenance["fallback_criteria"] = fallen

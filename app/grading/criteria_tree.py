@@ -45,6 +45,7 @@ from app.grading.base import (
 from app.grading.tree import ai
 from app.grading.tree.model import Check, CheckContext, Leaf, LeafResult, Tree
 from app.grading.tree.scoring import TreeScore, leaf_points, score_tree
+from app.i18n import N_
 from app.llm.session import LLMSession
 
 BRANCH_TITLES = {"base": "Criteria", "bonus": "Bonus", "penalty": "Penalties"}
@@ -73,19 +74,21 @@ class CriteriaTree(GradingPlugin):
         ctx = CheckContext(job, params.max_chars)
         leaves = tree.leaves()
 
-        progress(1, self.steps, "Running checks")
+        progress(1, self.steps, N_("Running checks"))
         results: dict[str, LeafResult] = {
             leaf.path: leaf.test.run(ctx) for leaf in leaves if isinstance(leaf.test, Check)
         }
         ai_leaves = [leaf for leaf in leaves if isinstance(leaf.test, ai.AiTest)]
         if ai_leaves:
-            progress(2, self.steps, f"Asking the model ({len(ai_leaves)} questions)")
+            progress(
+                2, self.steps, N_("Asking the model (%(n)s questions)") % {"n": len(ai_leaves)}
+            )
         else:
-            progress(2, self.steps, "No AI tests: no model call needed")
+            progress(2, self.steps, N_("No AI tests: no model call needed"))
         answers = ai.answer(ai_leaves, ctx, llm, temperature=params.temperature)
         results.update(answers.results)
 
-        progress(3, self.steps, "Scoring")
+        progress(3, self.steps, N_("Scoring"))
         score = score_tree(tree, leaves, results)
         provenance: dict[str, Any] = {
             "ai_tests": len(ai_leaves),
@@ -106,8 +109,11 @@ class CriteriaTree(GradingPlugin):
                 raw_replies=answers.replies,
                 criteria=criteria,
                 provenance=provenance,
-                error=f"These tests could not give a result: {unanswered}. "
-                "A teacher needs to review this submission.",
+                error=N_(
+                    "These tests could not give a result: %(tests)s. "
+                    "A teacher needs to review this submission."
+                )
+                % {"tests": unanswered},
             )
         provenance["branches"] = {
             "base": round(score.base, 2),

@@ -36,6 +36,7 @@ from app.grading.base import (
 from app.grading.code_judge import JudgeSettings, run_judge
 from app.grading.code_judge import feedback as judge_feedback
 from app.grading.prompts import DATA_RULES, clip, fence
+from app.i18n import N_
 from app.judge.languages import UnsupportedLanguage
 from app.judge.runner import JudgeReport
 from app.llm.jsonreply import parse_json_reply
@@ -180,15 +181,15 @@ class Ensemble(GradingPlugin):
 
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: EnsembleParams = job.params  # type: ignore[assignment]
-        progress(1, self.steps, "Running the program and checking it against the rules")
+        progress(1, self.steps, N_("Running the program and checking it against the rules"))
         report = _judge(job, params)
         policy_flags = _policy_flags(params, job, report)
         if not llm.is_configured:
             result = _without_models(job, policy_flags)
         else:
-            progress(2, self.steps, "Asking the grader models")
+            progress(2, self.steps, N_("Asking the grader models"))
             runs = _ask_all(job, params, llm, report)
-            progress(3, self.steps, "Reconciling the grades")
+            progress(3, self.steps, N_("Reconciling the grades"))
             result = _reconcile(job, params, runs, policy_flags)
         if report is not None:
             result.provenance["judge"] = report.to_dict()
@@ -242,7 +243,7 @@ _LANGUAGES = {".java": "java", ".py": "python", ".c": "c", ".cpp": "cpp", ".js":
 
 
 def _without_models(job: GradingInput, flags: list[Flag]) -> GradingResult:
-    note = "Model grading was skipped: no language model is configured."
+    note = N_("Model grading was skipped: no language model is configured.")
     lines = [f"- **{flag.code}**: {flag.message}" for flag in flags] or ["- No rule was broken."]
     return GradingResult(
         outcome=Outcome.NEEDS_REVIEW,
@@ -372,7 +373,7 @@ def _reconcile(
     }
     raw = [r.reply for r in runs]
     if len(totals) < 2:
-        message = "Fewer than two graders gave a readable grade; a teacher needs to grade this."
+        message = N_("Fewer than two graders gave a readable grade; a teacher needs to grade this.")
         return GradingResult(
             Outcome.NEEDS_REVIEW,
             None,

@@ -58,6 +58,7 @@ from app.grading.pipeline_prompts import (
 )
 from app.grading.retrieval import chunk, rank
 from app.grading.scores import read_score
+from app.i18n import N_
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
 
@@ -218,19 +219,19 @@ class Pipeline(GradingPlugin):
         summary: str | None = None
         analysis: str | None = None
         if params.summary:
-            progress(1, self.steps, "Summarising the submission")
+            progress(1, self.steps, N_("Summarising the submission"))
             system = (params.summary_prompt or SUMMARY_INSTRUCTIONS) + "\n\n" + SAFETY_RULES
             summary = ask("summary", _Prompt(system, task, job.text), notes_model)
         else:
-            progress(1, self.steps, "Summary step skipped")
+            progress(1, self.steps, N_("Summary step skipped"))
 
-        progress(2, self.steps, "Finding the relevant reference passages")
+        progress(2, self.steps, N_("Finding the relevant reference passages"))
         all_passages = chunk(job.reference, params.chunk_words, params.chunk_overlap)
         retrieved = tuple(rank(job.text, all_passages, params.retrieval_top_k))
         no_passages = NO_MATCH if all_passages else NO_REFERENCE
 
         if params.analysis:
-            progress(3, self.steps, "Analysing the submission")
+            progress(3, self.steps, N_("Analysing the submission"))
             system = (params.analysis_prompt or ANALYSIS_INSTRUCTIONS) + "\n\n" + SAFETY_RULES
             prompt = _Prompt(
                 system,
@@ -243,9 +244,9 @@ class Pipeline(GradingPlugin):
             )
             analysis = ask("analysis", prompt, notes_model)
         else:
-            progress(3, self.steps, "Analysis step skipped")
+            progress(3, self.steps, N_("Analysis step skipped"))
 
-        progress(4, self.steps, "Grading")
+        progress(4, self.steps, N_("Grading"))
         maximum = _format_number(job.max_score)
         system = "\n\n".join(
             (
@@ -330,12 +331,14 @@ class Pipeline(GradingPlugin):
             provenance=provenance,
         )
         if score is None:
-            result.error = "The grader's final reply has no usable score; a teacher must review it."
-        elif not 0 <= score <= scale:
-            result.error = (
-                f"The grader gave {_format_number(score)} out of {_format_number(scale)}, "
-                "which is outside the scale; a teacher needs to review it."
+            result.error = N_(
+                "The grader's final reply has no usable score; a teacher must review it."
             )
+        elif not 0 <= score <= scale:
+            result.error = N_(
+                "The grader gave %(score)s out of %(scale)s, which is outside the scale; "
+                "a teacher needs to review it."
+            ) % {"score": _format_number(score), "scale": _format_number(scale)}
         if result.error:
             result.outcome, result.score, result.scale = Outcome.NEEDS_REVIEW, None, None
         return result

@@ -21,6 +21,7 @@ from app.grading.base import (
 )
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.grading.scores import read_score
+from app.i18n import N_
 from app.llm.session import LLMSession
 
 SYSTEM_PROMPT = f"""\
@@ -80,14 +81,14 @@ class RubricEval(GradingPlugin):
                 ),
             },
         ]
-        progress(1, self.steps, "Asking the grader model")
+        progress(1, self.steps, N_("Asking the grader model"))
         completion = llm.complete(
             messages,
             model=job.model,
             temperature=params.temperature,
             max_tokens=params.max_tokens,
         )
-        progress(2, self.steps, "Reading the score")
+        progress(2, self.steps, N_("Reading the score"))
         reading = read_score(completion.content, job.max_score)
         provenance: dict = {"truncated_input": truncated}
         if reading is None:
@@ -98,7 +99,7 @@ class RubricEval(GradingPlugin):
                 feedback=completion.content,
                 raw_replies=[completion.content],
                 provenance=provenance,
-                error="The grader's reply has no clear score; a teacher needs to review it.",
+                error=N_("The grader's reply has no clear score; a teacher needs to review it."),
             )
         provenance["score_marker"] = reading.marker
         provenance["score_evidence"] = reading.text

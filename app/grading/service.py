@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from flask import current_app
+from flask_babel import lazy_gettext as _l
 
 from app.errors import QueueUnavailable
 from app.extensions import db
@@ -25,6 +26,7 @@ from app.grading import registry, runner
 from app.grading.base import GradingResult, InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, parse_rubric
+from app.i18n import N_
 from app.jobs import queue
 from app.llm import LLMError, LLMNotConfiguredError
 from app.llm.session import llm_session
@@ -33,7 +35,7 @@ from app.models import Grade, Submission, SubmissionStatus
 
 log = logging.getLogger(__name__)
 
-NO_LLM_MESSAGE = (
+NO_LLM_MESSAGE = N_(
     "No language model is configured, so this submission cannot be graded automatically yet. "
     "It is stored safely; an administrator must set EVALUAITOR_LLM_BASE_URL, then a teacher "
     "can retry grading."
@@ -59,10 +61,13 @@ def grade_submission(submission_id: int) -> None:
         _fail(submission, exc.user_message)
     except (PluginError, RubricError) as exc:
         log.info("submission %s: activity misconfigured: %s", submission.id, exc)
-        _fail(submission, f"The activity's grading settings need fixing by a teacher. {exc}")
+        message = N_("The activity's grading settings need fixing by a teacher. %(problem)s")
+        _fail(submission, message % {"problem": exc})
     except Exception:
         log.exception("grading submission %s crashed", submission.id)
-        _fail(submission, "Grading stopped because of an internal error. A teacher can retry it.")
+        _fail(
+            submission, N_("Grading stopped because of an internal error. A teacher can retry it.")
+        )
 
 
 def _grade(submission: Submission) -> None:
@@ -70,7 +75,7 @@ def _grade(submission: Submission) -> None:
     chosen = submission.grading_override or {}  # a teacher's regrade with another strategy
     plugin = chosen.get("plugin") or activity.plugin_name
     total = OWN_STEPS + registry.get(plugin).steps
-    _progress(submission, 1, total, "Reading your file")
+    _progress(submission, 1, total, N_("Reading your file"))
     if submission.extracted_text is None:
         stored = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
         submission.extracted_text = extract(stored, Kind(submission.kind)).text
@@ -101,7 +106,7 @@ def _grade(submission: Submission) -> None:
             job, llm, lambda step, _n, message: _progress(submission, 1 + step, total, message)
         )
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
-    _progress(submission, total, total, "Saving the result")
+    _progress(submission, total, total, N_("Saving the result"))
     _store(submission, result, held=is_held(activity.release_policy, result))
     push = passback.publish_grade(submission)
     db.session.commit()  # the grade and its push land together
@@ -154,4 +159,6 @@ def retry(submission: Submission) -> None:
     """Grade a submission again (a teacher's retry or regrade, see app.review)."""
     submission.error_message = None
     if not queue.enqueue_grading(submission):
-        raise QueueUnavailable("The grading queue is not reachable right now. Try again shortly.")
+        raise QueueUnavailable(
+            _l("The grading queue is not reachable right now. Try again shortly.")
+        )

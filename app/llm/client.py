@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from app.i18n import N_
 from app.llm.errors import (
     LLMConnectionError,
     LLMError,
@@ -295,8 +296,9 @@ def client_from_config(config: Mapping[str, Any]) -> LLMClient | None:
         except (TypeError, ValueError) as exc:
             raise LLMNotConfiguredError(
                 f"{key} must be a number, got {raw!r}",
-                user_message="The language model settings are invalid. "
-                "Ask your administrator to check them.",
+                user_message=N_(
+                    "The language model settings are invalid. Ask your administrator to check them."
+                ),
             ) from exc
 
     return LLMClient(

@@ -2,16 +2,18 @@
 
 Each error carries two texts: ``str(exc)`` is a technical detail for logs and administrators,
 while ``user_message`` is plain English that is safe to show teachers and students (it never
-contains URLs, API keys or raw server output).
+contains URLs, API keys or raw server output); pages show it translated (app.i18n.localize).
 """
 
 from __future__ import annotations
+
+from app.i18n import N_
 
 
 class LLMError(Exception):
     """Base class for every failure while talking to the language model."""
 
-    default_user_message = (
+    default_user_message = N_(
         "Something went wrong while contacting the language model. Please try again later."
     )
 
@@ -32,7 +34,7 @@ class LLMError(Exception):
 class LLMNotConfiguredError(LLMError):
     """No usable language-model endpoint is configured."""
 
-    default_user_message = (
+    default_user_message = N_(
         "No language model is configured for Evaluaitor. Ask your administrator to set one up."
     )
 
@@ -40,13 +42,15 @@ class LLMNotConfiguredError(LLMError):
 class LLMTimeoutError(LLMError):
     """The server did not answer in time, even after retrying."""
 
-    default_user_message = "The language model took too long to respond. Please try again later."
+    default_user_message = N_(
+        "The language model took too long to respond. Please try again later."
+    )
 
 
 class LLMRateLimitError(LLMError):
     """The server kept answering 429 Too Many Requests."""
 
-    default_user_message = (
+    default_user_message = N_(
         "The language model service is busy right now (too many requests). "
         "Please wait a few minutes and try again."
     )
@@ -55,7 +59,7 @@ class LLMRateLimitError(LLMError):
 class LLMServerError(LLMError):
     """The server kept failing with 5xx errors."""
 
-    default_user_message = (
+    default_user_message = N_(
         "The language model service is having problems right now. Please try again later."
     )
 
@@ -63,7 +67,7 @@ class LLMServerError(LLMError):
 class LLMConnectionError(LLMError):
     """The server could not be reached at all."""
 
-    default_user_message = (
+    default_user_message = N_(
         "Evaluaitor could not connect to the language model service. Please try again later, "
         "or ask your administrator to check the connection."
     )
@@ -72,7 +76,7 @@ class LLMConnectionError(LLMError):
 class LLMResponseError(LLMError):
     """The server answered, but not with a usable chat completion."""
 
-    default_user_message = (
+    default_user_message = N_(
         "The language model sent back a reply that Evaluaitor could not understand. "
         "Please try again."
     )
@@ -81,7 +85,7 @@ class LLMResponseError(LLMError):
 class LLMRequestError(LLMError):
     """The server rejected the request (4xx other than 429); retrying would not help."""
 
-    default_user_message = (
+    default_user_message = N_(
         "The language model service rejected the request. "
         "Ask your administrator to check the language model settings."
     )
@@ -91,14 +95,14 @@ def request_error_message(status: int, body: str) -> str | None:
     """Pick a plain-English explanation for a rejected request; None keeps the default."""
     text = body.lower()
     if status in (401, 403):
-        return (
+        return N_(
             "The language model service did not accept Evaluaitor's credentials. "
             "Ask your administrator to check the API key."
         )
     if status == 413 or "context length" in text or "context_length" in text:
-        return "The submission is too long for the language model to process."
+        return N_("The submission is too long for the language model to process.")
     if status == 404 or ("model" in text and ("not found" in text or "does not exist" in text)):
-        return (
+        return N_(
             "The language model service does not know the configured model. "
             "Ask your administrator to check the model name."
         )

@@ -17,6 +17,7 @@ from werkzeug.datastructures import FileStorage, MultiDict
 
 from app.extract import ExtractionError, Kind, extract, sniff
 from app.grading.base import GradingPlugin
+from app.i18n import localize
 from app.uploads import IncomingFile, incoming_dir
 
 #: Reference material may be one of these kinds (not source code).
@@ -166,7 +167,7 @@ def reference_text(upload: FileStorage, data_dir: str, limit_bytes: int) -> str:
         incoming.flush()
         text = extract(incoming.path, kind).text.strip()
     except ExtractionError as exc:
-        raise ValueError(exc.user_message) from exc
+        raise ValueError(localize(exc.user_message)) from exc
     finally:
         if incoming is not stream:
             incoming.close()

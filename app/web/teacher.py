@@ -83,7 +83,7 @@ def download(token: str, submission_id: int):
     submission = activity_submission(session, submission_id)
     path = Path(current_app.config["EVALUAITOR_DATA_DIR"]) / submission.storage_path
     if not path.is_file():
-        raise NotFound("The stored file is missing.")
+        raise NotFound(_l("The stored file is missing."))
     response = send_file(
         path,
         mimetype=_CONTENT_TYPES.get(submission.kind, "application/octet-stream"),
@@ -162,7 +162,7 @@ def retry_grading(token: str, submission_id: int):
     session = staff_session(token)
     submission = activity_submission(session, submission_id)
     if submission.status not in (SubmissionStatus.FAILED, SubmissionStatus.NEEDS_REVIEW):
-        raise Forbidden("Only failed or held submissions can be graded again.")
+        raise Forbidden(_l("Only failed or held submissions can be graded again."))
     review.regrade(submission, session.user_id)
     return redirect(url_for("web.activity", token=token, done="regrading"), code=303)
 
@@ -183,7 +183,7 @@ def retry_push(token: str, push_id: int):
     if push is None or push.activity_id != session.activity_id:
         raise NotFound()
     if push.status != PushStatus.FAILED:
-        raise Forbidden("Only failed gradebook updates can be retried.")
+        raise Forbidden(_l("Only failed gradebook updates can be retried."))
     passback.retry(push)
     return redirect(url_for("web.activity", token=token), code=303)
 

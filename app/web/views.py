@@ -11,12 +11,14 @@ from __future__ import annotations
 import io
 
 from flask import current_app, jsonify, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 from sqlalchemy import select
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app import submissions
 from app.errors import FileTooLarge, Forbidden, UploadError
 from app.extensions import db
+from app.i18n import localize
 from app.lti.session import LaunchSession, load
 from app.models import Activity, Grade, LtiUser, Submission, SubmissionStatus
 from app.web.blueprint import bp, safe_return_url
@@ -38,7 +40,7 @@ def activity(token: str):
 def submit(token: str):
     session = load(token)
     if session.is_staff:
-        raise Forbidden("Only students submit work here.")
+        raise Forbidden(_("Only students submit work here."))
     activity = db.session.get(Activity, session.activity_id)
     user = db.session.get(LtiUser, session.user_id)
     max_mb = current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
@@ -107,8 +109,8 @@ def status(token: str):
             "is_final": state.is_final,
             "step": row.progress_step,
             "total": row.progress_total,
-            "message": row.progress_message,
-            "error": row.error_message,
+            "message": localize(row.progress_message),
+            "error": localize(row.error_message),
             "held": row.status == SubmissionStatus.GRADED and not released,
             "score": score if released else None,
             "scale": row.scale if released else None,
