@@ -17,6 +17,7 @@ from rq.job import Job
 from sqlalchemy import select
 
 from app.extensions import db, redis_connection
+from app.i18n import N_
 from app.models import (
     Evaluation,
     EvaluationStatus,
@@ -48,7 +49,7 @@ def mark_for_grading(submission: Submission) -> None:
     submission.move_to(SubmissionStatus.QUEUED)
     submission.job_id = uuid.uuid4().hex
     submission.enqueued_at = datetime.now(UTC)
-    submission.set_progress(0, 0, "Waiting in the grading queue")
+    submission.set_progress(0, 0, N_("Waiting in the grading queue"))
 
 
 def mark_push(push: ScorePush) -> None:
@@ -72,7 +73,7 @@ def dispatch(*rows: Submission | ScorePush | Evaluation) -> bool:
             row.job_id = None
             if isinstance(row, Submission):
                 row.status = SubmissionStatus.RECEIVED  # undo: nothing was queued
-                row.set_progress(0, 0, "Waiting to be queued")
+                row.set_progress(0, 0, N_("Waiting to be queued"))
         db.session.commit()
         return False
     return True
@@ -172,5 +173,5 @@ def _fail_abandoned(started_before: datetime) -> None:
     ).all()
     for submission in stuck:
         submission.move_to(SubmissionStatus.FAILED)
-        submission.error_message = "Grading was interrupted. A teacher can retry it."
+        submission.error_message = N_("Grading was interrupted. A teacher can retry it.")
     db.session.commit()
