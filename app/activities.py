@@ -127,20 +127,25 @@ def configure(
             changes["rubric"] = parsed.model_dump(mode="json") if parsed else None
     final_rubric = changes.get("rubric", activity.rubric)
     if strategy is not None and strategy.name in NEEDS_RUBRIC and not final_rubric:
-        errors.setdefault("rubric", f"The {strategy.name} strategy needs a rubric.")
+        errors.setdefault(
+            "rubric", _l("The %(strategy)s strategy needs a rubric.", strategy=strategy.name)
+        )
 
     if title is not None:
         title = title.strip()
         if not title:
-            errors["title"] = "Give the activity a title."
+            errors["title"] = _l("Give the activity a title.")
         elif len(title) > MAX_TITLE_CHARS:
-            errors["title"] = f"The title is too long (at most {MAX_TITLE_CHARS} characters)."
+            errors["title"] = _l(
+                "The title is too long (at most %(n)s characters).", n=MAX_TITLE_CHARS
+            )
         else:
             changes["title"] = title
     if instructions is not None:
         if len(instructions) > MAX_INSTRUCTIONS_CHARS:
-            errors["instructions"] = (
-                f"The instructions are too long (at most {MAX_INSTRUCTIONS_CHARS} characters)."
+            errors["instructions"] = _l(
+                "The instructions are too long (at most %(n)s characters).",
+                n=MAX_INSTRUCTIONS_CHARS,
             )
         else:
             changes["instructions"] = instructions
@@ -149,13 +154,16 @@ def configure(
     if model is not None:
         model = model.strip()
         if len(model) > MAX_MODEL_CHARS:
-            errors["model"] = f"The model name is too long (at most {MAX_MODEL_CHARS} characters)."
+            errors["model"] = _l(
+                "The model name is too long (at most %(n)s characters).", n=MAX_MODEL_CHARS
+            )
         else:
             changes["model"] = model or None
     if release_policy is not None:
         if release_policy not in RELEASE_POLICIES:
-            errors["release_policy"] = (
-                f"The release policy must be one of: {', '.join(RELEASE_POLICIES)}."
+            errors["release_policy"] = _l(
+                "The release policy must be one of: %(choices)s.",
+                choices=", ".join(RELEASE_POLICIES),
             )
         else:
             changes["release_policy"] = release_policy
@@ -174,8 +182,10 @@ def configure(
         known = {kind.value for kind in Kind}
         unknown = [kind for kind in accepted_kinds if kind not in known]
         if unknown:
-            errors["accepted_kinds"] = (
-                f"Unknown file kinds: {', '.join(unknown)}. Known: {', '.join(sorted(known))}."
+            errors["accepted_kinds"] = _l(
+                "Unknown file kinds: %(unknown)s. Known: %(known)s.",
+                unknown=", ".join(unknown),
+                known=", ".join(sorted(known)),
             )
         else:
             # All kinds ticked means the same as none: every kind, now and later.
@@ -234,15 +244,19 @@ def rubric_from_text(text: str) -> Rubric | None:
     MAX_RUBRIC_BYTES is refused before parsing. Raises RubricError with what to fix.
     """
     if len(text.encode("utf-8", "replace")) > MAX_RUBRIC_BYTES:
-        raise RubricError(f"The rubric is too large (at most {MAX_RUBRIC_BYTES // 1000} kB).")
+        raise RubricError(
+            _l("The rubric is too large (at most %(n)s kB).", n=MAX_RUBRIC_BYTES // 1000)
+        )
     if not text.strip():
         return None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise RubricError(f"The rubric is not valid YAML or JSON: {_first_line(exc)}") from exc
+        raise RubricError(
+            _l("The rubric is not valid YAML or JSON: %(problem)s", problem=_first_line(exc))
+        ) from exc
     if not isinstance(data, dict | list):
-        raise RubricError("The rubric must be a list of criteria or have a 'criteria' list.")
+        raise RubricError(_l("The rubric must be a list of criteria or have a 'criteria' list."))
     return parse_rubric(data)
 
 
@@ -271,17 +285,19 @@ def _number(
         if clearable:
             changes[field] = None
         else:
-            errors[field] = "Enter a number."
+            errors[field] = _l("Enter a number.")
         return
     try:
         value = float(raw)
     except (TypeError, ValueError):
-        errors[field] = "Enter a number." if not whole else "Enter a whole number."
+        errors[field] = _l("Enter a number.") if not whole else _l("Enter a whole number.")
         return
     if whole and not value.is_integer():
-        errors[field] = "Enter a whole number."
+        errors[field] = _l("Enter a whole number.")
     elif not low < value <= high:
-        errors[field] = f"Enter a number above {low:g} and at most {high:g}."
+        errors[field] = _l(
+            "Enter a number above %(low)s and at most %(high)s.", low=f"{low:g}", high=f"{high:g}"
+        )
     else:
         changes[field] = int(value) if whole else value
 
@@ -296,7 +312,7 @@ def _param_errors(exc: registry.InvalidParams) -> dict[str, str]:
         location = [str(part) for part in error["loc"]]
         key = f"params.{location[0]}" if location else "params"
         message = (
-            "is not a setting of this strategy"
+            _l("is not a setting of this strategy")
             if error["type"] == "extra_forbidden"
             else error["msg"]
         )
