@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask_babel import lazy_gettext as _l
 from pydantic import ValidationError
 
 from app.grading.base import GradingPlugin, PluginParams
@@ -45,7 +46,11 @@ def get(name: str) -> GradingPlugin:
         return _plugins[name]
     except KeyError:
         known = ", ".join(sorted(_plugins))
-        message = f"There is no grading strategy named {name!r}. Known: {known}."
+        message = _l(
+            "There is no grading strategy named %(name)s. Known: %(known)s.",
+            name=repr(name),
+            known=known,
+        )
         raise UnknownPlugin(message) from None
 
 
@@ -57,7 +62,7 @@ def all_plugins() -> list[GradingPlugin]:
 def validate_params(plugin: GradingPlugin, raw: dict[str, Any] | None) -> PluginParams:
     """The plugin's parameters with defaults filled in; InvalidParams says what is wrong."""
     if raw is not None and not isinstance(raw, dict):
-        raise InvalidParams("The strategy settings must be a JSON object of named settings.")
+        raise InvalidParams(_l("The strategy settings must be a JSON object of named settings."))
     try:
         return plugin.Params.model_validate(raw or {})
     except ValidationError as exc:
@@ -65,13 +70,17 @@ def validate_params(plugin: GradingPlugin, raw: dict[str, Any] | None) -> Plugin
         for error in exc.errors():
             field = ".".join(str(part) for part in error["loc"]) or "settings"
             message = (
-                "is not a setting of this strategy"
+                _l("is not a setting of this strategy")
                 if error["type"] == "extra_forbidden"
                 else error["msg"]
             )
             problems.append(f"{field}: {message}")
         raise InvalidParams(
-            f"The settings for {plugin.name} have problems: " + "; ".join(problems)
+            _l(
+                "The settings for %(strategy)s have problems: %(problems)s",
+                strategy=plugin.name,
+                problems="; ".join(problems),
+            )
         ) from exc
 
 

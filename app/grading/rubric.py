@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import yaml
+from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
@@ -84,6 +85,6 @@ def _explain(exc: ValidationError) -> str:
     for error in exc.errors():
         where = []
         for part in error["loc"]:
-            where.append(f"criterion {part + 1}" if isinstance(part, int) else str(part))
-        lines.append(f"{' → '.join(where) or 'rubric'}: {error['msg']}")
-    return "The rubric has problems:\n" + "\n".join(lines)
+            where.append(_("criterion %(n)s", n=part + 1) if isinstance(part, int) else str(part))
+        lines.append(f"{' → '.join(where) or _('rubric')}: {error['msg']}")
+    return _("The rubric has problems:\n%(problems)s", problems="\n".join(lines))

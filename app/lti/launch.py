@@ -19,6 +19,7 @@ from typing import Any
 
 import jwt
 from flask import current_app, g
+from flask_babel import lazy_gettext as _l
 from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
 from pylti1p3.exception import LtiException, LtiKeyException, LtiMessageValidationException
 from pylti1p3.launch_data_storage.cache import CacheDataStorage
@@ -104,8 +105,10 @@ class StrictMessageLaunch(FlaskMessageLaunch):
             )
         except jwt.InvalidTokenError as exc:
             raise LaunchError(
-                "This launch from your course has expired or was not signed correctly. "
-                "Open the activity again from your course.",
+                _l(
+                    "This launch from your course has expired or was not signed correctly. "
+                    "Open the activity again from your course."
+                ),
                 detail=f"id_token rejected: {exc}",
             ) from exc
         return self
@@ -164,7 +167,7 @@ class LoginRecord:
 class CookiesBlocked(LaunchError):
     """The state cookie did not come back and the platform offers no storage."""
 
-    user_message = "Your browser blocked the cookie this launch needs inside the course page."
+    user_message = _l("Your browser blocked the cookie this launch needs inside the course page.")
 
     def __init__(self, login: LoginRecord) -> None:
         super().__init__(detail="state cookie missing, no platform storage")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask_babel import lazy_gettext as _l
 from pylti1p3.deployment import Deployment as LtiDeployment
 from pylti1p3.registration import Registration
 from pylti1p3.tool_config.abstract import ToolConfAbstract
@@ -13,7 +14,7 @@ from app.lti import keys
 from app.models import Deployment, Platform
 
 #: Said instead of "not registered" when the registration exists but an admin switched it off.
-_SWITCHED_OFF = (
+_SWITCHED_OFF = _l(
     "Evaluaitor's administrator has switched off this registration. Ask them to activate it "
     "on Evaluaitor's admin page."
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jwt
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask_babel import lazy_gettext as _l
 
 from app.errors import Forbidden, LaunchError
 from app.lti import claims, deep_linking, keys, platform_storage, registration, session
@@ -42,7 +43,7 @@ def launch():
         return redirect(url_for("setup.setup", token=session.issue_token(draft)), code=303)
     if body.get(claims.MESSAGE_TYPE) != claims.RESOURCE_LINK_REQUEST:
         raise LaunchError(
-            "Evaluaitor does not handle this kind of launch yet.",
+            _l("Evaluaitor does not handle this kind of launch yet."),
             detail=f"message type {body.get(claims.MESSAGE_TYPE)!r}",
         )
     new_session = session.record_launch(
