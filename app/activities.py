@@ -22,6 +22,8 @@ from app.extensions import db
 from app.extract import Kind
 from app.grading import registry
 from app.grading.rubric import Rubric, RubricError, parse_rubric
+from app.jobs import queue
+from app.lti import lineitem_sync
 from app.models import Activity, AuditEvent
 
 #: When grades reach students and the gradebook (see app.grading.service).
@@ -96,8 +98,10 @@ def configure(
 
     ``rubric`` may be YAML or JSON text ("" removes the rubric). Every change is recorded
     as an audit event (action ``settings``, before/after of the changed fields, ``actor_id``),
-    except the ``initial`` setup of a new deep-linked activity. ``problems`` are fields the
-    caller could not read (e.g. a form's JSON input): they are reported with the rest.
+    except the ``initial`` setup of a new deep-linked activity. A new title or maximum is
+    sent to the LMS gradebook column after the commit (see app.lti.lineitem_sync).
+    ``problems`` are fields the caller could not read (e.g. a form's JSON input): they are
+    reported with the rest.
     Raises :class:`SettingsError` naming each invalid field.
     """
     errors: dict[str, str] = dict(problems or {})
@@ -211,7 +215,12 @@ def configure(
                 },
             )
         )
+    column = (
+        lineitem_sync.request_update(activity) if changed & lineitem_sync.COLUMN_SETTINGS else None
+    )
     db.session.commit()
+    if column is not None:
+        queue.dispatch(column)  # Redis down: the sweeper sends it later
     return activity
 
 

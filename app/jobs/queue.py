@@ -21,6 +21,7 @@ from app.i18n import N_
 from app.models import (
     Evaluation,
     EvaluationStatus,
+    LineItemUpdate,
     PushStatus,
     ScorePush,
     Submission,
@@ -52,11 +53,11 @@ def mark_for_grading(submission: Submission) -> None:
     submission.set_progress(0, 0, N_("Waiting in the grading queue"))
 
 
-def mark_push(push: ScorePush) -> None:
+def mark_push(push: ScorePush | LineItemUpdate) -> None:
     push.job_id = uuid.uuid4().hex
 
 
-def dispatch(*rows: Submission | ScorePush | Evaluation) -> bool:
+def dispatch(*rows: Submission | ScorePush | LineItemUpdate | Evaluation) -> bool:
     """Create the RQ jobs for rows marked and committed; False if Redis could not take them.
 
     On failure the marks are undone (a submission goes back to ``received``) so the sweeper
@@ -85,13 +86,13 @@ def enqueue_grading(submission: Submission) -> bool:
     return dispatch(submission)
 
 
-def enqueue_push(push: ScorePush) -> bool:
+def enqueue_push(push: ScorePush | LineItemUpdate) -> bool:
     mark_push(push)
     db.session.commit()
     return dispatch(push)
 
 
-def _enqueue(row: Submission | ScorePush | Evaluation, pipe) -> None:
+def _enqueue(row: Submission | ScorePush | LineItemUpdate | Evaluation, pipe) -> None:
     if isinstance(row, Submission | Evaluation):
         task = "grade_submission" if isinstance(row, Submission) else "grade_evaluation"
         queue(GRADING).enqueue(
@@ -105,8 +106,9 @@ def _enqueue(row: Submission | ScorePush | Evaluation, pipe) -> None:
         )
         return
     intervals = current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"]
+    task = "update_lineitem" if isinstance(row, LineItemUpdate) else "send_score"
     queue(PASSBACK).enqueue(
-        "app.jobs.tasks.send_score",
+        f"app.jobs.tasks.{task}",
         row.id,
         job_id=row.job_id,
         retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
@@ -116,7 +118,7 @@ def _enqueue(row: Submission | ScorePush | Evaluation, pipe) -> None:
     )
 
 
-def _label(row: Submission | ScorePush | Evaluation) -> str:
+def _label(row: Submission | ScorePush | LineItemUpdate | Evaluation) -> str:
     return f"{type(row).__name__.lower()} {row.id}"
 
 
@@ -141,11 +143,13 @@ def requeue_stale(older_than: timedelta) -> int:
             Submission.status == SubmissionStatus.QUEUED, Submission.enqueued_at < cutoff
         )
     ).all()
-    pushes = db.session.scalars(
-        select(ScorePush).where(
-            ScorePush.status == PushStatus.PENDING, ScorePush.created_at < cutoff
+    pushes = [
+        push
+        for model in (ScorePush, LineItemUpdate)
+        for push in db.session.scalars(
+            select(model).where(model.status == PushStatus.PENDING, model.created_at < cutoff)
         )
-    ).all()
+    ]
     evaluations = db.session.scalars(
         select(Evaluation).where(
             Evaluation.status == EvaluationStatus.QUEUED, Evaluation.enqueued_at < cutoff

@@ -57,6 +57,13 @@ def send_score(push_id: int) -> None:
         passback.send(push_id)
 
 
+def update_lineitem(update_id: int) -> None:
+    from app.lti import lineitem_sync
+
+    with _job_context():
+        lineitem_sync.send(update_id)
+
+
 def grade_evaluation(evaluation_id: int) -> None:
     from app.api import grading
 

@@ -37,6 +37,44 @@ class AgsClient(ServiceClient):
         )
         return self._json(response)
 
+    def update_lineitem(
+        self, url: str, *, label: str, score_maximum: float | None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Give the line item a new label and maximum (None keeps its own); returns the item
+        (before, after).
+
+        A PUT replaces the whole item (Moodle clears a ``resourceId`` or ``tag`` left out),
+        so the item is read first and sent back with only these two fields changed. Nothing
+        is sent when it already has them.
+        """
+        before = self._json(
+            self._call(
+                "GET",
+                url,
+                [claims.SCOPE_LINEITEM],
+                headers={"Accept": claims.LINEITEM_CONTENT_TYPE},
+            )
+        )
+        if not isinstance(before, dict):
+            raise AgsError(
+                "the platform returned a line item that is not an object", retryable=False
+            )
+        wanted = {"label": label, "scoreMaximum": score_maximum or before.get("scoreMaximum")}
+        if all(before.get(name) == value for name, value in wanted.items()):
+            return before, before
+        response = self._call(
+            "PUT",
+            url,
+            [claims.SCOPE_LINEITEM],
+            json=before | wanted,
+            headers={
+                "Content-Type": claims.LINEITEM_CONTENT_TYPE,
+                "Accept": claims.LINEITEM_CONTENT_TYPE,
+            },
+        )
+        after = self._json(response) if response.content else {}
+        return before, after if isinstance(after, dict) else {}
+
     def find_or_create_lineitem(
         self, lineitems_url: str, *, resource_link_id: str, label: str, score_maximum: float
     ) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from app.lti.ags import AgsClient, AgsError
 from app.models import (
     Activity,
     Grade,
+    LineItemUpdate,
     LtiUser,
     PushStatus,
     ScorePush,
@@ -60,7 +61,7 @@ def announce_submission(submission: Submission) -> ScorePush | None:
 def publish_grade(submission: Submission) -> ScorePush | None:
     """The "graded" push for a stored grade; like :func:`announce_submission`, uncommitted."""
     if (
-        not _releasable(submission)
+        not is_releasable(submission)
         and _sent_score(submission.activity_id, submission.user_id) is not None
     ):
         return None
@@ -101,14 +102,14 @@ def send(push_id: int) -> None:
     activity = submission.activity
     push.attempts += 1
     try:
-        with _client(activity) as client:
-            lineitem_url = _resolve_lineitem(client, activity)
+        with ags_client(activity) as client:
+            lineitem_url, maximum = _resolve_lineitem(client, activity)
             push.sent_timestamp = _next_timestamp(push)
             db.session.commit()  # before sending: the platform may keep it even if we time out
-            score = _score_payload(push, submission, activity)
+            score = _score_payload(push, submission, maximum)
             client.post_score(lineitem_url, score)
     except AgsError as exc:
-        _record_failure(push, exc)
+        record_failure(push, exc)
         return
     push.status = PushStatus.SENT
     push.http_status = 200
@@ -117,15 +118,17 @@ def send(push_id: int) -> None:
     db.session.commit()
 
 
-def _record_failure(push: ScorePush, exc: AgsError) -> None:
-    push.http_status = exc.status
-    push.last_error = _explain(exc)
+def record_failure(row: ScorePush | LineItemUpdate, exc: AgsError) -> None:
+    """Store a failed attempt; re-raise it while RQ should try again (then the row stays
+    pending), else mark the row failed for the teacher page."""
+    row.http_status = exc.status
+    row.last_error = _explain(exc)
     max_attempts = 1 + len(current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"])
-    will_retry = exc.retryable and push.attempts < max_attempts
+    will_retry = exc.retryable and row.attempts < max_attempts
     if not will_retry:
-        push.status = PushStatus.FAILED
+        row.status = PushStatus.FAILED
     db.session.commit()
-    log.warning("score push %s attempt %s failed: %s", push.id, push.attempts, exc)
+    log.warning("%s %s attempt %s failed: %s", row.__tablename__, row.id, row.attempts, exc)
     if will_retry:
         raise exc
 
@@ -148,7 +151,7 @@ def _overtaken(push: ScorePush) -> bool:
     return bool(newer)
 
 
-def _client(activity: Activity) -> AgsClient:
+def ags_client(activity: Activity) -> AgsClient:
     config = current_app.config
     return AgsClient(
         activity.platform,
@@ -159,11 +162,15 @@ def _client(activity: Activity) -> AgsClient:
     )
 
 
-def _resolve_lineitem(client: AgsClient, activity: Activity) -> str:
-    """The line item URL, found or created from ``lineitems`` when the launch gave none.
+def _resolve_lineitem(client: AgsClient, activity: Activity) -> tuple[str, float]:
+    """The line item URL, found or created from ``lineitems`` when the launch gave none, and
+    its maximum: scores go on the column's scale.
 
-    Also refreshes ``activity.max_score`` from the line item: scores go on its scale.
+    Also refreshes ``activity.max_score`` from the line item, unless the teacher's new
+    maximum is still on its way to the column (see :mod:`app.lti.lineitem_sync`).
     """
+    from app.lti import lineitem_sync  # it builds on this module
+
     if activity.lineitem_url:
         item = client.get_lineitem(activity.lineitem_url)
     else:
@@ -177,17 +184,19 @@ def _resolve_lineitem(client: AgsClient, activity: Activity) -> str:
             raise AgsError("the platform returned a line item without an id", retryable=False)
         activity.lineitem_url = item["id"]
     maximum = item.get("scoreMaximum") if isinstance(item, dict) else None
-    if isinstance(maximum, int | float) and maximum > 0:
+    if not isinstance(maximum, int | float) or maximum <= 0:
+        maximum = activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
+    elif lineitem_sync.outstanding(activity) is None:
         activity.max_score = float(maximum)
     db.session.commit()
-    return activity.lineitem_url
+    return activity.lineitem_url, float(maximum)
 
 
 def sync_max_score(activity: Activity) -> None:
     """Before grading: learn the maximum from the line item; the default if there is none."""
     if activity.max_score is None and activity.has_ags:
         try:
-            with _client(activity) as client:
+            with ags_client(activity) as client:
                 _resolve_lineitem(client, activity)
         except AgsError as exc:
             log.warning("could not read line item of activity %s: %s", activity.id, exc)
@@ -196,12 +205,13 @@ def sync_max_score(activity: Activity) -> None:
         db.session.commit()
 
 
-def _score_payload(push: ScorePush, submission: Submission, activity: Activity) -> dict:
+def _score_payload(push: ScorePush, submission: Submission, maximum: float) -> dict:
+    """The score message; ``maximum`` is the line item's own (see :func:`_resolve_lineitem`)."""
+    activity: Activity = submission.activity
     user: LtiUser = submission.user
     payload: dict = {"userId": user.sub, "timestamp": as_utc(push.sent_timestamp).isoformat()}
     grade: Grade | None = submission.grade
-    maximum = activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
-    if push.kind == GRADED and _releasable(submission):
+    if push.kind == GRADED and is_releasable(submission):
         payload.update(
             scoreGiven=round(grade.effective_normalized * maximum, 4),
             scoreMaximum=maximum,
@@ -222,7 +232,7 @@ def _score_payload(push: ScorePush, submission: Submission, activity: Activity) 
     return payload
 
 
-def _releasable(submission: Submission) -> bool:
+def is_releasable(submission: Submission) -> bool:
     """Only a released, graded submission's score goes to the gradebook; a held one keeps
     its score for the teacher, even when the model gave one."""
     grade = submission.grade

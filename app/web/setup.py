@@ -29,9 +29,9 @@ from app.extensions import db
 from app.extract.kinds import KIND_BY_EXTENSION
 from app.grading import registry
 from app.grading.rubric import RubricError
-from app.lti import deep_linking
+from app.lti import deep_linking, lineitem_sync
 from app.lti.session import LaunchSession, load
-from app.models import Activity, Deployment, Platform
+from app.models import Activity, Deployment, LineItemUpdate, Platform, PushStatus
 from app.web import setup_form
 
 bp = Blueprint("setup", __name__, url_prefix="/l/<token>")
@@ -88,6 +88,17 @@ def save_settings(token: str):
     return redirect(url_for("setup.settings", token=token, saved=1), code=303)
 
 
+@bp.post("/gradebook-column/retry")
+def retry_column_update(token: str):
+    """Send the activity's title and maximum to its LMS gradebook column again."""
+    activity = _staff_activity(token)[1]
+    update = lineitem_sync.outstanding(activity)
+    if update is None or update.status != PushStatus.FAILED:
+        raise Forbidden(_("Only a failed update of the gradebook column can be retried."))
+    lineitem_sync.retry(update)
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
 @bp.post("/rubric/parse")
 def parse_rubric(token: str):
     """Read pasted or imported rubric text (YAML or JSON) for the rubric editor."""
@@ -102,7 +113,7 @@ def parse_rubric(token: str):
 @bp.get("/rubric.<fmt>")
 def export_rubric(token: str, fmt: str):
     """The stored rubric as a YAML or JSON download."""
-    _, activity = _staff_activity(token)
+    activity = _staff_activity(token)[1]  # not "_, activity": _ is gettext here
     if fmt not in ("yaml", "json") or not activity.rubric:
         raise NotFound(_("This activity has no rubric to export."))
     media = "application/json" if fmt == "json" else "application/yaml"
@@ -113,7 +124,7 @@ def export_rubric(token: str, fmt: str):
     )
 
 
-# -- template helpers for the student page ---------------------------------------------------
+# -- template helpers --------------------------------------------------------------------------
 
 
 @bp.app_template_global()
@@ -128,6 +139,12 @@ def upload_kinds(activity: Activity) -> str:
     """The accepted kinds in words, e.g. "PDF, Word (.docx)"."""
     kinds = activities.accepted_kinds(activity)
     return ", ".join(str(label) for kind, label in KIND_LABELS.items() if kind in kinds)
+
+
+@bp.app_template_global()
+def column_update(activity: Activity) -> LineItemUpdate | None:
+    """For the teacher page: a change of title or maximum the LMS column does not have yet."""
+    return lineitem_sync.outstanding(activity)
 
 
 @bp.app_template_global()

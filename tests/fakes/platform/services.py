@@ -145,9 +145,9 @@ class Services:
         return _json(item.to_json(self.platform.lineitem_url(item.n)), LINEITEM_TYPE)
 
     def _lineitem_put(self, request: Request, args: dict[str, Any]) -> Response:
-        data = _body(request)
-        self.gradebook.update_item(args["n"], data)
-        return _json({**data, "id": self.platform.lineitem_url(args["n"])}, LINEITEM_TYPE)
+        """Moodle answers with the item as stored (its GET body), whatever id the body names."""
+        item = self.gradebook.update_item(args["n"], _body(request))
+        return _json(item.to_json(self.platform.lineitem_url(item.n)), LINEITEM_TYPE)
 
     def _lineitem_delete(self, request: Request, args: dict[str, Any]) -> Response:
         self.gradebook.delete_item(args["n"])

@@ -1,0 +1,146 @@
+"""Keeping the LMS gradebook column (the AGS line item) in step with the activity's settings.
+
+When a teacher changes an activity's title or maximum score, :func:`request_update` records a
+:class:`LineItemUpdate` in the settings transaction and the passback queue runs :func:`send`
+after the commit: it reads the line item and writes it back with the new ``label`` and
+``scoreMaximum``. Failures are recorded and retried like score pushes
+(:func:`app.lti.passback.record_failure`), and the teacher page shows the latest one with a
+retry button. Until the column has the new maximum, scores go on the column's actual maximum.
+
+Grades already released are sent again after the maximum changed, on the new maximum: some
+platforms keep the raw points when a column's maximum changes (8 of 10 would become 8 of 20).
+See docs/decisions.md.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask_babel import gettext as _
+from sqlalchemy import func, select
+
+from app.extensions import db
+from app.jobs import queue
+from app.lti import claims, passback
+from app.lti.ags import AgsError
+from app.models import Activity, LineItemUpdate, PushStatus, ScorePush, Submission
+
+log = logging.getLogger(__name__)
+
+#: The settings a gradebook column shows.
+COLUMN_SETTINGS = frozenset({"title", "max_score"})
+
+
+def request_update(activity: Activity) -> LineItemUpdate | None:
+    """A pending update of the activity's column, added to the session and marked for the
+    queue (the caller commits, then calls :func:`app.jobs.queue.dispatch`).
+
+    None when there is nothing to send: the activity has no column yet (its first score
+    creates one with the new values), or no ``lineitem`` scope (the update is then recorded
+    as failed at once, with what the teacher can do instead). Earlier updates still waiting
+    are superseded: this one sends the activity's settings as they are when it runs.
+    """
+    if not activity.lineitem_url:
+        return None
+    for earlier in db.session.scalars(
+        select(LineItemUpdate).where(
+            LineItemUpdate.activity_id == activity.id,
+            LineItemUpdate.status.in_([PushStatus.PENDING, PushStatus.FAILED]),
+        )
+    ):
+        earlier.status = PushStatus.SUPERSEDED
+    update = LineItemUpdate(activity=activity, status=PushStatus.PENDING, attempts=0)
+    db.session.add(update)
+    if not can_update(activity):
+        update.status, update.last_error = PushStatus.FAILED, missing_scope_message()
+        return None
+    queue.mark_push(update)
+    return update
+
+
+def can_update(activity: Activity) -> bool:
+    return claims.SCOPE_LINEITEM in (activity.ags_scopes or ())
+
+
+def missing_scope_message() -> str:
+    return _(
+        "The LMS did not allow Evaluaitor to change its gradebook column (the tool has no"
+        " permission to manage line items). Change the column's title and maximum in the LMS"
+        " gradebook yourself, or ask the LMS administrator to set the tool's grade service to"
+        " “Use this service for grade sync and column management” and open the activity again."
+    )
+
+
+def outstanding(activity: Activity) -> LineItemUpdate | None:
+    """The latest update of the activity's column when it has not reached the LMS yet."""
+    latest = db.session.scalar(
+        select(LineItemUpdate)
+        .where(LineItemUpdate.activity_id == activity.id)
+        .order_by(LineItemUpdate.id.desc())
+        .limit(1)
+    )
+    return latest if latest and latest.status != PushStatus.SENT else None
+
+
+def retry(update: LineItemUpdate) -> None:
+    """Teacher action: send a failed update again from a clean slate."""
+    update.status, update.attempts, update.http_status = PushStatus.PENDING, 0, None
+    update.last_error = None
+    if not can_update(update.activity):
+        update.status, update.last_error = PushStatus.FAILED, missing_scope_message()
+        db.session.commit()
+        return
+    queue.enqueue_push(update)
+
+
+def send(update_id: int) -> None:
+    """Deliver one update (the body of its job). Safe to run twice.
+
+    Raises :class:`AgsError` for a failure worth retrying while attempts remain, so that RQ
+    schedules the next try; otherwise the outcome is recorded on the row.
+    """
+    update = db.session.get(LineItemUpdate, update_id)
+    if update is None or update.status != PushStatus.PENDING:
+        return
+    activity = update.activity
+    update.attempts += 1
+    try:
+        if not can_update(activity):
+            raise AgsError(missing_scope_message(), retryable=False)
+        if not activity.lineitem_url:
+            raise AgsError("the activity has no gradebook column", retryable=False)
+        with passback.ags_client(activity) as client:
+            before, after = client.update_lineitem(
+                activity.lineitem_url,
+                label=activity.title or "Evaluaitor",
+                score_maximum=activity.max_score,
+            )
+    except AgsError as exc:
+        passback.record_failure(update, exc)
+        return
+    update.status, update.http_status, update.last_error = PushStatus.SENT, 200, None
+    db.session.commit()
+    old, new = before.get("scoreMaximum"), after.get("scoreMaximum", activity.max_score)
+    if old != new:
+        resent = resend_released_grades(activity)
+        log.info("column of activity %s now out of %s; %s grades resent", activity.id, new, resent)
+
+
+def resend_released_grades(activity: Activity) -> int:
+    """Push every released grade of the students' latest attempts again (so on the column's
+    new maximum); returns how many pushes were queued."""
+    latest = (
+        select(func.max(Submission.id))
+        .where(Submission.activity_id == activity.id)
+        .group_by(Submission.user_id)
+    )
+    submissions = db.session.scalars(select(Submission).where(Submission.id.in_(latest))).all()
+    pushes: list[ScorePush] = [
+        push
+        for submission in submissions
+        if passback.is_releasable(submission) and (push := passback.publish_grade(submission))
+    ]
+    db.session.commit()
+    if pushes:
+        queue.dispatch(*pushes)
+    return len(pushes)
