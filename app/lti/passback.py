@@ -15,6 +15,9 @@ Rules (see docs/decisions.md):
 - Every push carries a ``timestamp`` strictly later, in whole seconds, than the last one sent
   for that student (Moodle answers 409 otherwise).
 - A push that a newer, already-sent push overtook is not sent (it would roll the grade back).
+- Scores go on the line item's own maximum, read before each push. It becomes the activity's
+  maximum too, except while the teacher's new maximum is on its way to the column
+  (:mod:`app.lti.lineitem_sync`).
 """
 
 from __future__ import annotations
