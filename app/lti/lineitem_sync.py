@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import logging
 
-from flask_babel import gettext as _
 from sqlalchemy import func, select
 
 from app.extensions import db
+from app.i18n import N_
 from app.jobs import queue
 from app.lti import claims, passback
 from app.lti.ags import AgsError
@@ -29,6 +29,13 @@ log = logging.getLogger(__name__)
 
 #: The settings a gradebook column shows.
 COLUMN_SETTINGS = frozenset({"title", "max_score"})
+#: Stored in English for the teacher page, which shows it in the reader's language.
+MISSING_SCOPE = N_(
+    "The LMS did not allow Evaluaitor to change its gradebook column (the tool has no"
+    " permission to manage line items). Change the column's title and maximum in the LMS"
+    " gradebook yourself, or ask the LMS administrator to set the tool's grade service to"
+    " “Use this service for grade sync and column management” and open the activity again."
+)
 
 
 def request_update(activity: Activity) -> LineItemUpdate | None:
@@ -52,7 +59,7 @@ def request_update(activity: Activity) -> LineItemUpdate | None:
     update = LineItemUpdate(activity=activity, status=PushStatus.PENDING, attempts=0)
     db.session.add(update)
     if not can_update(activity):
-        update.status, update.last_error = PushStatus.FAILED, missing_scope_message()
+        update.status, update.last_error = PushStatus.FAILED, MISSING_SCOPE
         return None
     queue.mark_push(update)
     return update
@@ -60,15 +67,6 @@ def request_update(activity: Activity) -> LineItemUpdate | None:
 
 def can_update(activity: Activity) -> bool:
     return claims.SCOPE_LINEITEM in (activity.ags_scopes or ())
-
-
-def missing_scope_message() -> str:
-    return _(
-        "The LMS did not allow Evaluaitor to change its gradebook column (the tool has no"
-        " permission to manage line items). Change the column's title and maximum in the LMS"
-        " gradebook yourself, or ask the LMS administrator to set the tool's grade service to"
-        " “Use this service for grade sync and column management” and open the activity again."
-    )
 
 
 def outstanding(activity: Activity) -> LineItemUpdate | None:
@@ -87,18 +85,15 @@ def retry(update: LineItemUpdate) -> None:
     update.status, update.attempts, update.http_status = PushStatus.PENDING, 0, None
     update.last_error = None
     if not can_update(update.activity):
-        update.status, update.last_error = PushStatus.FAILED, missing_scope_message()
+        update.status, update.last_error = PushStatus.FAILED, MISSING_SCOPE
         db.session.commit()
         return
     queue.enqueue_push(update)
 
 
 def send(update_id: int) -> None:
-    """Deliver one update (the body of its job). Safe to run twice.
-
-    Raises :class:`AgsError` for a failure worth retrying while attempts remain, so that RQ
-    schedules the next try; otherwise the outcome is recorded on the row.
-    """
+    """Deliver one update (the body of its job). Safe to run twice; retried and recorded as
+    :func:`app.lti.passback.send` does."""
     update = db.session.get(LineItemUpdate, update_id)
     if update is None or update.status != PushStatus.PENDING:
         return
@@ -106,7 +101,7 @@ def send(update_id: int) -> None:
     update.attempts += 1
     try:
         if not can_update(activity):
-            raise AgsError(missing_scope_message(), retryable=False)
+            raise AgsError(MISSING_SCOPE, retryable=False)
         if not activity.lineitem_url:
             raise AgsError("the activity has no gradebook column", retryable=False)
         with passback.ags_client(activity) as client:
