@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from flask import current_app, g, request
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 
 from app.api.errors import AdminNotConfigured, ApiForbidden, Unauthorized
 from app.extensions import db
@@ -67,7 +68,11 @@ def authenticate() -> Caller:
     if admin and hmac.compare_digest(token.encode(), admin.encode()):
         g.api_caller = Caller()
         return g.api_caller
-    row = db.session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+    row = db.session.scalar(
+        select(ApiToken)
+        .options(joinedload(ApiToken.organization))  # one query: every request needs both
+        .where(ApiToken.token_hash == hash_token(token))
+    )
     if row is None or row.revoked_at is not None or not row.organization.is_active:
         raise Unauthorized("The token is unknown, revoked, or its organization is inactive.")
     now = datetime.now(UTC)
