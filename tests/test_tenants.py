@@ -92,6 +92,7 @@ ROUTES: dict[str, str] = {
     "setup.save_settings": PAGE_TOKEN,
     "setup.parse_rubric": PAGE_TOKEN,
     "setup.export_rubric": PAGE_TOKEN,
+    "setup.retry_column_update": PAGE_TOKEN,
     "api.openapi_document": PUBLIC,
     "api.list_plugins": API_ORGANIZATION,
     "api.submit_evaluation": API_ORGANIZATION,
