@@ -179,3 +179,21 @@ def _fail_abandoned(started_before: datetime) -> None:
         submission.move_to(SubmissionStatus.FAILED)
         submission.error_message = N_("Grading was interrupted. A teacher can retry it.")
     db.session.commit()
+    _fail_abandoned_evaluations(started_before)
+
+
+def _fail_abandoned_evaluations(started_before: datetime) -> None:
+    """The same for API evaluations, whose client is told through its callback."""
+    from app.api import evaluations  # the API's own state rules (jobs -> api, not the reverse)
+
+    stuck = db.session.scalars(
+        select(Evaluation).where(
+            Evaluation.status == EvaluationStatus.PROCESSING,
+            Evaluation.started_at < started_before,
+        )
+    ).all()
+    running = (EvaluationStatus.PROCESSING,)
+    message = "Grading was interrupted. Submit the file again."
+    for evaluation in stuck:
+        if evaluations.move(evaluation, running, EvaluationStatus.FAILED, error_message=message):
+            evaluations.finished(evaluation)

@@ -3,6 +3,7 @@ the refusals at submission; listing; and cancelling in each state."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -305,3 +306,36 @@ def test_an_evaluation_waits_when_redis_is_down_and_is_queued_later(app, tenant,
     run_jobs()
     assert row(code).status == EvaluationStatus.COMPLETED
     assert ESSAY[:20] in row(code).extracted_text
+
+
+def test_the_sweeper_fails_an_evaluation_its_worker_abandoned(tenant, receiver):
+    server, url = receiver
+    code = submit(tenant.client, callback_url=url).json()["job_code"]
+    long_ago = datetime.now(UTC) - timedelta(seconds=queue.GRADING_TIMEOUT + 120)
+    db.session.query(Evaluation).filter_by(code=code).update(
+        {"status": EvaluationStatus.PROCESSING, "started_at": long_ago}
+    )
+    db.session.commit()
+    redis_connection().flushdb()  # its job is gone with the worker
+    queue.requeue_stale(timedelta(seconds=-1))
+    status = tenant.client.get(f"/evaluations/{code}/status").json()
+    assert status["status"] == "failed" and "interrupted" in status["error_message"]
+    run_jobs()
+    assert json.loads(server.received[0][1])["status"] == "failed"
+
+
+def test_an_internal_error_answers_json_without_a_trace(app, tenant, monkeypatch):
+    from app.grading import registry
+
+    def broken() -> list:
+        raise RuntimeError("secret internals /srv/app")
+
+    monkeypatch.setattr(registry, "all_plugins", broken)
+    response = tenant.client.get("/plugins")
+    assert response.status_code == 500
+    assert response.json() == {
+        "error": {
+            "code": "internal_error",
+            "message": "An unexpected error occurred. Please try again.",
+        }
+    }
