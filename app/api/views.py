@@ -11,7 +11,7 @@ from alembic.script import ScriptDirectory
 from flask import Blueprint, current_app, jsonify, request
 from pydantic import BaseModel
 from sqlalchemy import func, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from app import tenants
 from app.api import auth, documents, evaluations, openapi
@@ -111,6 +111,16 @@ def _revisions() -> tuple[str | None, str | None]:
 def put_organization():
     auth.require_admin()
     data = parse(OrganizationIn, _json_body())
+    try:
+        org, created, secret = _upsert(data)
+    except IntegrityError:  # a concurrent request created it first: now it is an update
+        db.session.rollback()
+        org, created, secret = _upsert(data)
+    return _json(_organization(org, callback_secret=secret), 201 if created else 200)
+
+
+def _upsert(data: OrganizationIn) -> tuple[Organization, bool, str | None]:
+    """Create or update; a new organization gets its callback secret (returned once)."""
     org, created = tenants.upsert_organization(data.external_id, name=data.name, config=data.config)
     if data.is_active is not None:
         org.is_active = data.is_active
@@ -118,7 +128,7 @@ def put_organization():
     if created:
         secret = org.callback_secret = auth.new_callback_secret()
     db.session.commit()
-    return _json(_organization(org, callback_secret=secret), 201 if created else 200)
+    return org, created, secret
 
 
 @bp.get("/organizations/<external_id>")

@@ -90,3 +90,15 @@ def test_database_status(admin, tenant):
     assert database["revision"] == database["head"] and database["schema_current"] is True
     assert status["evaluations_count"] == 1 and status["pending_evaluations"] == 1
     assert status["organizations_count"] == 1
+
+
+def test_concurrent_creation_of_one_organization_creates_it_once(admin):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def create(_: int) -> int:
+        return admin.post("/organizations", json={"external_id": "race", "name": "R"}).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses = sorted(pool.map(create, range(8)))
+    assert statuses == [200] * 7 + [201]
+    assert db.session.query(Organization).filter_by(external_id="race").count() == 1
