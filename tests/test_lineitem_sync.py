@@ -167,6 +167,64 @@ def test_a_deleted_column_is_reported_at_once(browser, platform, llm, live_tool)
     assert puts(platform) == []  # the GET found nothing to write back
 
 
+def test_a_slow_platform_is_retried_after_the_timeout(browser, platform, llm, live_tool):
+    graded(browser, platform, llm, live_tool)
+    staff = teacher(browser, platform, live_tool)
+    platform.fail_next("lineitem", None, delay=3)  # the tool waits 2 s (EVALUAITOR_AGS_TIMEOUT)
+    save_settings(browser, staff)
+    run_jobs()
+    update = last_update()
+    assert (update.status, update.attempts) == ("sent", 2)
+    assert column(platform).score_maximum == 20
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [("<html>Moodle is upgrading</html>", "not JSON"), (["not", "an", "item"], "not an object")],
+    ids=["html", "list"],
+)
+def test_a_line_item_that_is_not_one_is_refused(browser, platform, llm, live_tool, body, reason):
+    graded(browser, platform, llm, live_tool)
+    staff = teacher(browser, platform, live_tool)
+    platform.fail_next("lineitem", 200, body=body)
+    save_settings(browser, staff)
+    run_jobs()
+    update = last_update()
+    assert (update.status, update.attempts) == ("failed", 1) and reason in update.last_error
+    assert puts(platform) == [] and column(platform).score_maximum == 10
+
+
+def test_a_held_grade_is_not_resent_and_goes_out_on_the_new_maximum_when_released(
+    browser, platform, llm, live_tool
+):
+    _, submission = graded(browser, platform, llm, live_tool, policy="hold_all")
+    staff = teacher(browser, platform, live_tool)
+    sent = len(platform.scores)
+    response = browser.post(
+        staff + "settings",
+        data=valid_form(title=NEW_TITLE, max_score="20", release_policy="hold_all"),
+    )
+    assert response.status_code == 303
+    run_jobs()
+    assert column(platform).score_maximum == 20 and len(platform.scores) == sent
+    browser.post(f"{staff}submissions/{submission.id}/release")
+    run_jobs()
+    assert platform.grade_for("2")["scoreGiven"] == 16
+
+
+def test_another_activitys_teacher_cannot_retry_this_update(browser, platform, llm, live_tool):
+    graded(browser, platform, llm, live_tool)
+    staff = teacher(browser, platform, live_tool)
+    platform.delete_lineitem(platform.lineitem_for_link())
+    save_settings(browser, staff)
+    run_jobs()
+    other = teacher(browser, platform, live_tool, resource_link_id="rl-2")
+    assert browser.post(other + "gradebook-column/retry").status_code == 403
+    update = last_update()
+    assert (update.status, update.attempts) == ("failed", 1)
+    assert "gradebook column" not in browser.get(other).text
+
+
 def test_an_expired_token_is_refreshed_once(browser, platform, llm, live_tool):
     graded(browser, platform, llm, live_tool)
     staff = teacher(browser, platform, live_tool)
