@@ -158,7 +158,8 @@ def init_app(app: Flask) -> None:
     def handle_http(exc: HTTPException):
         status = exc.code or 500
         message = exc.description or ""
-        if not _is_rest_api():
+        if not _is_rest_api() and exc.description == type(exc).description:
+            # werkzeug's own English text; a description given on purpose (CSRF) stays
             message = HTTP_MESSAGES.get(
                 status, _l("The request could not be completed (error %(status)s).", status=status)
             )

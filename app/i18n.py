@@ -72,7 +72,9 @@ def _templates(translations: babel_support.NullTranslations) -> list[tuple[re.Pa
     catalog = getattr(translations, "_catalog", {})  # gettext's own msgid → msgstr table
     found = []
     for msgid in catalog:
-        names = _PLACEHOLDER.findall(msgid) if isinstance(msgid, str) else []
+        if not isinstance(msgid, str):
+            continue  # a plural form's (msgid, n) key
+        names = _PLACEHOLDER.findall(msgid)
         literal = _PLACEHOLDER.sub("\0", msgid).replace("%%", "%")
         if not names or len(set(names)) != len(names) or len(literal) - len(names) < 12:
             continue  # no placeholder, a repeated one, or too little text to recognise

@@ -2,16 +2,20 @@
 # Update the message catalogues from the code and templates, then compile them.
 #   bash scripts/translations.sh          extract + update + compile
 #   bash scripts/translations.sh compile  compile only (setup runs this)
+# The template (.pot) is a temporary file; the .po files are committed, the .mo files are built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYBABEL=".venv/bin/pybabel"
 if [[ "${1:-}" != "compile" ]]; then
+    pot=$(mktemp --suffix=.pot)
+    trap 'rm -f "$pot"' EXIT
     "$PYBABEL" -q extract -F babel.cfg -k _l -k lazy_gettext -k N_ --no-location --sort-output \
-        -o app/translations/messages.pot .
+        -o "$pot" .
     if [[ -f app/translations/es/LC_MESSAGES/messages.po ]]; then
-        "$PYBABEL" -q update -i app/translations/messages.pot -d app/translations --no-fuzzy-matching
+        "$PYBABEL" -q update -i "$pot" -d app/translations --no-fuzzy-matching \
+            --ignore-obsolete --width 100
     else
-        "$PYBABEL" -q init -i app/translations/messages.pot -d app/translations -l es
+        "$PYBABEL" -q init -i "$pot" -d app/translations -l es --width 100
     fi
 fi
 if compgen -G "app/translations/*/LC_MESSAGES/messages.po" >/dev/null; then

@@ -30,6 +30,7 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from app.extensions import db, redis_connection
+from app.i18n import N_
 from app.jobs import queue
 from app.lti import keys
 from app.lti.ags import AgsClient, AgsError
@@ -138,7 +139,11 @@ def record_failure(row: ScorePush | LineItemUpdate, exc: AgsError) -> None:
 
 def _explain(exc: AgsError) -> str:
     if exc.status == 404:
-        return f"The LMS no longer has this grade column (it may have been deleted). Details: {exc}"
+        message = N_(
+            "The LMS no longer has this grade column (it may have been deleted). "
+            "Details: %(details)s"
+        )
+        return message % {"details": exc}
     return str(exc)
 
 

@@ -8,6 +8,14 @@
   var source = document.getElementById("rubric");
   var editor = document.getElementById("rubric-editor");
   if (!section || !source || !editor || !window.fetch) { return; }
+  // The page's translations of these texts (see _js_messages.html); English is the key.
+  var messages = JSON.parse(section.dataset.messages || "{}");
+
+  function t(text, values) {
+    return (messages[text] || text).replace(/\{(\w+)\}/g, function (all, name) {
+      return String(values[name]);
+    });
+  }
 
   var rubric = { title: "", criteria: [] };
   var status, rows, titleInput;
@@ -63,7 +71,7 @@
         if (answer.error) { say(answer.message, true); return; }
         done(answer.rubric || { title: "", criteria: [] });
       })
-      .catch(function () { say("The rubric could not be read. Try again.", true); });
+      .catch(function () { say(t("The rubric could not be read. Try again."), true); });
   }
 
   function load(data) {
@@ -85,9 +93,10 @@
     rubric.criteria.forEach(function (c, i) {
       var n = i + 1;
       var tr = el("tr");
-      [["name", "input", "Name"], ["requirement", "textarea", "Requirement"], ["weight", "input", "Weight"]]
+      [["name", "input", "Name of criterion {n}"], ["requirement", "textarea", "Requirement of criterion {n}"],
+        ["weight", "input", "Weight of criterion {n}"]]
         .forEach(function (spec) {
-          var input = el(spec[1], { "aria-label": spec[2] + " of criterion " + n });
+          var input = el(spec[1], { "aria-label": t(spec[2], { n: n }) });
           if (spec[0] === "weight") { input.type = "number"; input.step = "any"; }
           else if (spec[1] === "input") { input.type = "text"; }
           else { input.rows = 2; }
@@ -101,7 +110,7 @@
       [["up", "Move up", i > 0], ["down", "Move down", i < rubric.criteria.length - 1], ["remove", "Remove", true]]
         .forEach(function (spec) {
           var button = el("button", { type: "button", "class": "secondary", "data-action": spec[0],
-            "aria-label": spec[1] + ": criterion " + n }, spec[1]);
+            "aria-label": t(spec[1] + ": criterion {n}", { n: n }) }, t(spec[1]));
           button.disabled = !spec[2];
           button.addEventListener("click", function () { act(spec[0], i); });
           actions.appendChild(button);
@@ -120,7 +129,7 @@
     if (action === "remove") {
       var removed = list.splice(i, 1)[0];
       draw();
-      say("Removed criterion " + (removed.name || i + 1) + ".");
+      say(t("Removed criterion {name}.", { name: removed.name || i + 1 }));
       (rows.children[Math.min(i, list.length - 1)] ? rows.children[Math.min(i, list.length - 1)].querySelector("input")
         : document.getElementById("rubric-add")).focus();
     } else {
@@ -129,7 +138,7 @@
       list[i] = list[j];
       list[j] = moved;
       draw(j, action);
-      say("Moved " + (moved.name || "the criterion") + " to position " + (j + 1) + ".");
+      say(t("Moved {name} to position {n}.", { name: moved.name || t("the criterion"), n: j + 1 }));
     }
     store();
   }
@@ -137,38 +146,38 @@
   // -- building the editor --------------------------------------------------------------------
 
   function build() {
-    var titleLabel = el("label", { "for": "rubric-title" }, "Rubric title");
+    var titleLabel = el("label", { "for": "rubric-title" }, t("Rubric title"));
     titleInput = el("input", { type: "text", id: "rubric-title" });
     titleInput.addEventListener("input", function () { rubric.title = titleInput.value; store(); });
     var table = el("table", { "class": "rubric-table" });
-    table.appendChild(el("caption", { "class": "visually-hidden" }, "Rubric criteria"));
+    table.appendChild(el("caption", { "class": "visually-hidden" }, t("Rubric criteria")));
     var head = el("tr");
     ["Criterion", "Requirement", "Weight", "Actions"].forEach(function (name) {
-      head.appendChild(el("th", { scope: "col" }, name));
+      head.appendChild(el("th", { scope: "col" }, t(name)));
     });
     table.appendChild(el("thead")).appendChild(head);
     rows = table.appendChild(el("tbody"));
 
     var tools = el("p", { "class": "rubric-actions" });
-    var add = el("button", { type: "button", id: "rubric-add" }, "Add a criterion");
+    var add = el("button", { type: "button", id: "rubric-add" }, t("Add a criterion"));
     add.addEventListener("click", function () {
       rubric.criteria.push({ name: "", requirement: "", weight: "1" });
       draw(rubric.criteria.length - 1, "none");
       store();
     });
-    var yamlOut = el("button", { type: "button", "class": "secondary" }, "Export as YAML");
+    var yamlOut = el("button", { type: "button", "class": "secondary" }, t("Export as YAML"));
     yamlOut.addEventListener("click", function () { download("rubric.yaml", "application/yaml", asYaml(store())); });
-    var jsonOut = el("button", { type: "button", "class": "secondary" }, "Export as JSON");
+    var jsonOut = el("button", { type: "button", "class": "secondary" }, t("Export as JSON"));
     jsonOut.addEventListener("click", function () {
       download("rubric.json", "application/json", JSON.stringify(store(), null, 2) + "\n");
     });
     [add, yamlOut, jsonOut].forEach(function (b) { tools.appendChild(b); });
 
-    var pasteLabel = el("label", { "for": "rubric-paste" }, "Paste a rubric (YAML or JSON)");
+    var pasteLabel = el("label", { "for": "rubric-paste" }, t("Paste a rubric (YAML or JSON)"));
     var paste = el("textarea", { id: "rubric-paste", rows: "4", "class": "code", spellcheck: "false" });
-    var pasteButton = el("button", { type: "button", "class": "secondary" }, "Import the pasted rubric");
+    var pasteButton = el("button", { type: "button", "class": "secondary" }, t("Import the pasted rubric"));
     pasteButton.addEventListener("click", function () {
-      parse(paste.value, function (data) { load(data); paste.value = ""; say("Rubric imported."); });
+      parse(paste.value, function (data) { load(data); paste.value = ""; say(t("Rubric imported.")); });
     });
 
     status = el("p", { id: "rubric-status", role: "status", "aria-live": "polite" });
@@ -184,7 +193,7 @@
           parse(String(reader.result), function (data) {
             load(data);
             file.value = "";  // the rows now hold it; the form posts them
-            say("Rubric imported from the file.");
+            say(t("Rubric imported from the file."));
           });
         };
         reader.readAsText(file.files[0]);

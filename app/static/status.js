@@ -2,11 +2,20 @@
 (function () {
   "use strict";
   var section = document.querySelector("section.status");
+  // The page's translations of these texts (see _js_messages.html); English is the key.
+  var host = section || document.getElementById("upload-form");
+  var messages = JSON.parse((host && host.dataset.messages) || "{}");
   var labels = {
     received: "Received, waiting for the grading queue",
     queued: "Queued for grading",
     processing: "Being graded"
   };
+
+  function t(text, values) {
+    return (messages[text] || text).replace(/\{(\w+)\}/g, function (all, name) {
+      return String(values[name]);
+    });
+  }
 
   function poll() {
     fetch(section.dataset.statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
@@ -15,9 +24,9 @@
         var s = data && data.submission;
         if (!s) { return; }
         if (s.is_final) { window.location.reload(); return; }
-        var text = labels[s.status] || s.status;
+        var text = labels[s.status] ? t(labels[s.status]) : s.status;
         if (s.status === "processing" && s.total) {
-          text += ": step " + s.step + " of " + s.total + " – " + s.message;
+          text += ": " + t("step {step} of {total}", { step: s.step, total: s.total }) + " – " + s.message;
         }
         document.getElementById("status-text").textContent = text;
         var bar = document.getElementById("status-progress");
@@ -37,7 +46,7 @@
       if (input.files.length && input.files[0].size > limit) {
         event.preventDefault();
         input.setAttribute("aria-invalid", "true");
-        input.setCustomValidity("The file is larger than the " + form.dataset.maxMb + " MB limit.");
+        input.setCustomValidity(t("The file is larger than the {limit} MB limit.", { limit: form.dataset.maxMb }));
         input.reportValidity();
         input.addEventListener("change", function () { input.setCustomValidity(""); }, { once: true });
       }
