@@ -84,7 +84,8 @@ def _templates(translations: babel_support.NullTranslations) -> list[tuple[re.Pa
             for i, part in enumerate(parts)
         )
         found.append((re.compile(body, re.S), msgid))
-    return found
+    # The most specific first: "… is not %(expected)s" before "… is %(actual)s".
+    return sorted(found, key=lambda item: -len(_PLACEHOLDER.sub("", item[1])))
 
 
 def init_app(app: Flask) -> None:
