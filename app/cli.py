@@ -115,10 +115,11 @@ def worker_command(burst: bool) -> None:
     """Run an RQ worker for the grading and passback queues, with the requeue sweeper."""
     from app.extensions import redis_connection
     from app.jobs import queue, tasks
-    from app.jobs.worker import SweepingWorker, sweep_forever
+    from app.jobs.worker import SweepingWorker, preload, sweep_forever
 
     app = current_app._get_current_object()
     tasks.use_app(app)
+    preload()
     if not burst:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
     worker = SweepingWorker(

@@ -31,6 +31,19 @@ class SweepingWorker(Worker):
             super().fork_work_horse(job, queue)
 
 
+def preload() -> None:
+    """Import what the tasks use and configure the ORM once, in the worker, so that each
+    forked job starts with them instead of paying for them again (a third of a short job)."""
+    from sqlalchemy.orm import configure_mappers
+
+    from app.api import callbacks, grading  # noqa: F401
+    from app.grading import registry, service  # noqa: F401
+    from app.lti import passback  # noqa: F401
+
+    registry.register_builtin()
+    configure_mappers()
+
+
 def sweep_forever(app: Flask) -> None:
     """Every ``EVALUAITOR_REQUEUE_AFTER`` seconds, requeue stranded work (a daemon thread)."""
     every = app.config["EVALUAITOR_REQUEUE_AFTER"]
