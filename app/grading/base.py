@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.grading.prompts import DEFAULT_MAX_CHARS
+from app.i18n import N_
 
 if TYPE_CHECKING:
     from app.grading.rubric import Rubric
@@ -40,9 +41,11 @@ class PluginParams(BaseModel):
 class ModelParams(PluginParams):
     """Settings every strategy that sends the submission to a model shares."""
 
-    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature (low: steady).")
+    temperature: float = Field(
+        0.1, ge=0, le=1, description=N_("Sampling temperature (low: steady).")
+    )
     max_chars: int = Field(
-        DEFAULT_MAX_CHARS, ge=1000, le=1_000_000, description="Longer submissions are cut."
+        DEFAULT_MAX_CHARS, ge=1000, le=1_000_000, description=N_("Longer submissions are cut.")
     )
 
 

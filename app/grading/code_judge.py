@@ -37,11 +37,11 @@ class JudgeSettings(PluginParams):
     """What the judge needs; also part of the ensemble's settings."""
 
     tests: tuple[TestSpec, ...] = Field((), max_length=200)
-    language: str | None = Field(None, description="e.g. java, python, c, cpp, javascript.")
+    language: str | None = Field(None, description=N_("e.g. java, python, c, cpp, javascript."))
     limits: LimitsSpec = LimitsSpec()
-    entry: str | None = Field(None, description="Main file or Java main class, if not found.")
+    entry: str | None = Field(None, description=N_("Main file or Java main class, if not found."))
     harness: dict[str, str] = Field(
-        default_factory=dict, description="Teacher files added next to the student's."
+        default_factory=dict, description=N_("Teacher files added next to the student's.")
     )
 
     @field_validator("language")
@@ -71,7 +71,7 @@ def run_judge(job: GradingInput, params: JudgeSettings) -> judge_runner.JudgeRep
 
 class CodeJudge(GradingPlugin):
     name: ClassVar[str] = "code_judge"
-    description: ClassVar[str] = (
+    description: ClassVar[str] = N_(
         "Compiles and runs the program in a sandbox against the teacher's tests; the score "
         "is the weighted share of tests passed."
     )

@@ -100,25 +100,31 @@ DONE_WELL, MISSING, PROBLEMS = "What the work does well", "What is missing", "Pr
 class CriteriaParams(ModelParams):
     mode: Literal["per_criterion", "one_shot", "holistic"] = Field(
         "per_criterion",
-        description="per_criterion: one model call per criterion (most accurate); one_shot: "
-        "one call judges all criteria; holistic: one call gives a 0-100 overall score.",
+        description=N_(
+            "per_criterion: one model call per criterion (most accurate); one_shot: "
+            "one call judges all criteria; holistic: one call gives a 0-100 overall score."
+        ),
     )
     normalize: bool = Field(
-        True, description="Score on the activity's scale; off gives the raw weighted sum."
+        True, description=N_("Score on the activity's scale; off gives the raw weighted sum.")
     )
-    max_retries: int = Field(2, ge=0, le=5, description="Re-asks after an unreadable reply.")
+    max_retries: int = Field(2, ge=0, le=5, description=N_("Re-asks after an unreadable reply."))
     fallback_positive: Verdict | None = Field(
         None,
-        description="Verdict assumed for a requirement whose reply stays unreadable; "
-        "empty sends the submission to review instead.",
+        description=N_(
+            "Verdict assumed for a requirement whose reply stays unreadable; "
+            "empty sends the submission to review instead."
+        ),
     )
     fallback_negative: Verdict | None = Field(
         None,
-        description="Verdict assumed for a fault whose reply stays unreadable; "
-        "empty sends the submission to review instead.",
+        description=N_(
+            "Verdict assumed for a fault whose reply stays unreadable; "
+            "empty sends the submission to review instead."
+        ),
     )
     length_penalty: LengthPenalty | None = Field(
-        None, description="Deduction for submissions longer than a free budget."
+        None, description=N_("Deduction for submissions longer than a free budget.")
     )
 
 
@@ -131,7 +137,7 @@ class Judgement:
 
 class Criteria(GradingPlugin):
     name: ClassVar[str] = "criteria"
-    description: ClassVar[str] = (
+    description: ClassVar[str] = N_(
         "The model judges each rubric criterion as met or not; the score is the weighted sum, "
         "with faults subtracting and an optional length penalty."
     )

@@ -54,12 +54,12 @@ BRANCH_TITLES = {"base": "Criteria", "bonus": "Bonus", "penalty": "Penalties"}
 class CriteriaTreeParams(ModelParams):
     """``max_chars`` also bounds what regular expressions scan."""
 
-    tree: Tree = Field(description="The weighted criteria and the test of each.")
+    tree: Tree = Field(description=N_("The weighted criteria and the test of each."))
 
 
 class CriteriaTree(GradingPlugin):
     name: ClassVar[str] = "criteria_tree"
-    description: ClassVar[str] = (
+    description: ClassVar[str] = N_(
         "A tree of weighted criteria (base, bonus, penalty), each checked by a rule "
         "(pattern, phrases, length, files) or by one question to the model; all model "
         "questions share one call."

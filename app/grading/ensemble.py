@@ -62,22 +62,27 @@ DEFAULT_CATEGORIES = (
 
 class EnsembleParams(ModelParams, JudgeSettings):
     models: tuple[str, ...] = Field(
-        (), description="Grader models; empty means the activity's model, asked as two graders."
+        (), description=N_("Grader models; empty means the activity's model, asked as two graders.")
     )
     categories: tuple[Category, ...] = Field(DEFAULT_CATEGORIES, min_length=1, max_length=12)
-    reverse: bool = Field(True, description="Also ask with the reverse framing (stability).")
+    reverse: bool = Field(True, description=N_("Also ask with the reverse framing (stability)."))
     critique: bool = Field(
-        False, description="Mutual critique: each grader sees the others' grades and may revise."
+        False,
+        description=N_("Mutual critique: each grader sees the others' grades and may revise."),
     )
-    policy: str | None = Field(None, description="A policy pack, e.g. 'sumcalc'.")
+    policy: str | None = Field(None, description=N_("A policy pack, e.g. 'sumcalc'."))
     policy_caps: dict[str, float] = Field(
-        default_factory=dict, description="Cap overrides by rule code, in percent (0..100]."
+        default_factory=dict, description=N_("Cap overrides by rule code, in percent (0..100].")
     )
-    policy_disabled: tuple[str, ...] = Field((), description="Rule codes to switch off.")
-    agree: float = Field(5, ge=0, description="Spread (points of 100) to average within.")
-    disagree: float = Field(15, ge=0, description="Spread beyond which grades are unstable.")
-    swing: float = Field(15, ge=0, description="Direct/reverse gap that lowers a model's trust.")
-    temperature: float = Field(0.1, ge=0, le=0.2, description="At most 0.2: graders must agree.")
+    policy_disabled: tuple[str, ...] = Field((), description=N_("Rule codes to switch off."))
+    agree: float = Field(5, ge=0, description=N_("Spread (points of 100) to average within."))
+    disagree: float = Field(15, ge=0, description=N_("Spread beyond which grades are unstable."))
+    swing: float = Field(
+        15, ge=0, description=N_("Direct/reverse gap that lowers a model's trust.")
+    )
+    temperature: float = Field(
+        0.1, ge=0, le=0.2, description=N_("At most 0.2: graders must agree.")
+    )
 
     @field_validator("policy")
     @classmethod
@@ -170,7 +175,7 @@ something real that you missed, or where you were wrong. Reply as JSON: \
 
 class Ensemble(GradingPlugin):
     name: ClassVar[str] = "ensemble"
-    description: ClassVar[str] = (
+    description: ClassVar[str] = N_(
         "Two or more grader models, each asked twice; their totals are reconciled by "
         "agreement bands and capped by static policy checks."
     )

@@ -84,58 +84,64 @@ __all__ = [
 
 class PipelineParams(PluginParams):
     summary: bool = Field(
-        True, description="Summarise the submission first; the analysis step reads the summary."
+        True, description=N_("Summarise the submission first; the analysis step reads the summary.")
     )
     analysis: bool = Field(
         True,
-        description="Compare the submission with the task and the reference before grading; "
-        "the final step reads this analysis.",
+        description=N_(
+            "Compare the submission with the task and the reference before grading; "
+            "the final step reads this analysis."
+        ),
     )
     retrieval_top_k: int = Field(
-        4, ge=0, le=50, description="How many reference passages the model sees (0: none)."
+        4, ge=0, le=50, description=N_("How many reference passages the model sees (0: none).")
     )
-    chunk_words: int = Field(180, ge=20, le=2000, description="Words per reference passage.")
+    chunk_words: int = Field(180, ge=20, le=2000, description=N_("Words per reference passage."))
     chunk_overlap: int = Field(
-        40, ge=0, le=1000, description="Words each passage shares with the one before it."
+        40, ge=0, le=1000, description=N_("Words each passage shares with the one before it.")
     )
     context_tokens: int = Field(
         7000,
         ge=1000,
         le=2_000_000,
-        description="Most tokens (estimated) a prompt may use, reserve included; larger "
-        "inputs are trimmed: reference passages first, the submission last.",
+        description=N_(
+            "Most tokens (estimated) a prompt may use, reserve included; larger "
+            "inputs are trimmed: reference passages first, the submission last."
+        ),
     )
     reserved_tokens: int = Field(
-        300, ge=0, le=100_000, description="Tokens kept free in every prompt as a margin."
+        300, ge=0, le=100_000, description=N_("Tokens kept free in every prompt as a margin.")
     )
-    temperature: float = Field(0.1, ge=0, le=1, description="Sampling temperature.")
+    temperature: float = Field(0.1, ge=0, le=1, description=N_("Sampling temperature."))
     max_tokens: int | None = Field(
-        None, ge=16, le=32_000, description="Reply length cap for each step (not the prompt)."
+        None, ge=16, le=32_000, description=N_("Reply length cap for each step (not the prompt).")
     )
     analysis_model: str | None = Field(
         None,
         min_length=1,
         max_length=200,
-        description="Model for the summary and analysis steps; default: the activity's model.",
+        description=N_("Model for the summary and analysis steps; default: the activity's model."),
     )
     summary_prompt: str | None = Field(
         None,
         min_length=1,
         max_length=8000,
-        description="Replaces the summary step's instructions to the model.",
+        description=N_("Replaces the summary step's instructions to the model."),
     )
     analysis_prompt: str | None = Field(
         None,
         min_length=1,
         max_length=8000,
-        description="Replaces the analysis step's instructions to the model.",
+        description=N_("Replaces the analysis step's instructions to the model."),
     )
     final_grade_prompt: str | None = Field(
         None,
         min_length=1,
         max_length=8000,
-        description="Replaces the final step's instructions to the model; the rules about "
-        "the submission's markers and the JSON answer are always added.",
+        description=N_(
+            "Replaces the final step's instructions to the model; the rules about "
+            "the submission's markers and the JSON answer are always added."
+        ),
     )
 
     @model_validator(mode="after")
@@ -182,7 +188,7 @@ def _criteria(items: Any) -> list[CriterionResult]:
 
 class Pipeline(GradingPlugin):
     name: ClassVar[str] = "pipeline"
-    description: ClassVar[str] = (
+    description: ClassVar[str] = N_(
         "Several steps: an optional summary, the most relevant passages of the teacher's "
         "reference material, an optional analysis, then a final grade with per-criterion "
         "feedback; every intermediate step is kept for review."

@@ -50,12 +50,12 @@ def _format_number(value: float) -> str:
 
 
 class RubricEvalParams(ModelParams):
-    max_tokens: int | None = Field(None, ge=16, le=32_000, description="Reply length cap.")
+    max_tokens: int | None = Field(None, ge=16, le=32_000, description=N_("Reply length cap."))
 
 
 class RubricEval(GradingPlugin):
     name: ClassVar[str] = "rubric_eval"
-    description: ClassVar[str] = (
+    description: ClassVar[str] = N_(
         "One model call grades the submission against the activity's instructions; "
         "the score is read from the reply."
     )
