@@ -297,6 +297,24 @@ def test_ags_scores_results_and_line_items(app, practice_platform):
     listed = httpx.get(base, params={"resource_link_id": "practice-link-1"}, headers=auth)
     assert [item["label"] for item in listed.json()] == ["Practice essay", "Extra"]
     assert httpx.get(f"{base}/2", headers=auth).json()["scoreMaximum"] == 5
+    lineitem_type = {**auth, "Content-Type": claims.LINEITEM_CONTENT_TYPE}
+    updated = httpx.put(
+        f"{base}/2", json={"label": "Extra+", "scoreMaximum": 8}, headers=lineitem_type
+    )
+    assert updated.status_code == 200 and updated.json()["scoreMaximum"] == 8
+    assert httpx.get(f"{base}/2", headers=auth).json()["label"] == "Extra+"
+    assert (
+        httpx.put(
+            f"{base}/2", json={"label": "x", "scoreMaximum": 0}, headers=lineitem_type
+        ).status_code
+        == 400
+    )
+    assert (
+        httpx.put(
+            f"{base}/9", json={"label": "x", "scoreMaximum": 1}, headers=lineitem_type
+        ).status_code
+        == 404
+    )
 
     # Refusals: bodies, content types, unknown items, missing or narrow tokens.
     def post(body: dict, headers: dict, lineitem: int = 1) -> int:

@@ -168,14 +168,28 @@ def lineitems():
 @bp.post("/ags/lineitems")
 def create_lineitem():
     _require(claims.SCOPE_LINEITEM)
+    item = current_state().add_lineitem(_lineitem_body())
+    return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE, 201)
+
+
+@bp.put("/ags/lineitems/<int:lineitem_id>")
+def update_lineitem(lineitem_id: int):
+    """A new label or maximum, as the tool sends when a teacher changes the settings."""
+    _require(claims.SCOPE_LINEITEM)
+    _lineitem(lineitem_id)
+    item = current_state().update_lineitem(lineitem_id, _lineitem_body())
+    return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE)
+
+
+def _lineitem_body() -> dict[str, Any]:
+    """A line item as the tool sends it, checked as a platform would."""
     body = _json_body(claims.LINEITEM_CONTENT_TYPE)
     maximum = body.get("scoreMaximum")
     if not isinstance(body.get("label"), str) or not body["label"].strip():
         raise PracticeError(400, "invalid_request", "label is required")
     if not is_number(maximum) or maximum <= 0:
         raise PracticeError(400, "invalid_request", "scoreMaximum must be a positive number")
-    item = current_state().add_lineitem(body)
-    return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE, 201)
+    return body
 
 
 @bp.get("/ags/lineitems/<int:lineitem_id>")

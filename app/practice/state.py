@@ -134,6 +134,13 @@ class PracticeState:
             self._save()
             return item
 
+    def update_lineitem(self, lineitem_id: int, body: dict[str, Any]) -> LineItem:
+        with self._lock:
+            item = self.lineitems[lineitem_id]
+            item.label, item.score_maximum = str(body["label"]), float(body["scoreMaximum"])
+            self._save()
+            return item
+
     def _new_lineitem(self, label: str, maximum: float, link_id: str | None) -> LineItem:
         item = LineItem(max(self.lineitems, default=0) + 1, label, maximum, link_id)
         self.lineitems[item.id] = item
