@@ -189,8 +189,10 @@ class Criteria(GradingPlugin):
             return result
         if fallen:
             result.provenance["fallback_criteria"] = fallen
-            message = "Fallback verdicts replaced unreadable grader replies for: "
-            result.flags.append(Flag("fallback_verdicts", message + ", ".join(fallen)))
+            message = N_("Fallback verdicts replaced unreadable grader replies for: %(criteria)s")
+            result.flags.append(
+                Flag("fallback_verdicts", message % {"criteria": ", ".join(fallen)})
+            )
         raw = sum(d.score or 0.0 for d in result.criteria)
         # Holistic gets here only through fallbacks, when the model gave no number at all.
         _score(result, job, params, rubric, raw, llm_raw=None if params.mode == "holistic" else raw)

@@ -398,7 +398,8 @@ def _reconcile(
         band, final = "disagree", min(totals.values())
     else:
         band, final = "unstable", min(totals.values())
-        flags.append(Flag("Instability", f"The graders differ by {spread:.0f} points."))
+        message = N_("The graders differ by %(points)s points.") % {"points": f"{spread:.0f}"}
+        flags.append(Flag("Instability", message))
     provenance |= {"band": band, "spread": spread}
     return GradingResult(
         outcome=Outcome.GRADED,

@@ -294,10 +294,10 @@ class Pipeline(GradingPlugin):
             "trimmed": trimmed,
         }
         cut = [step for step, cuts in trimmed.items() if "submission" in cuts]
-        message = (
-            "The submission was too long for the model's context and was cut in the "
-            f"{' and '.join(cut)} step(s): the model did not read all of it."
-        )
+        message = N_(
+            "The submission was too long for the model's context and was cut in these steps: "
+            "%(steps)s. The model did not read all of it."
+        ) % {"steps": ", ".join(cut)}
         flags = [Flag("TrimmedSubmission", message)] if cut else []
         return self._result(reply, job.max_score, replies, provenance, flags)
 

@@ -22,6 +22,7 @@ from app.grading.base import (
     Progress,
 )
 from app.grading.rubric import Rubric
+from app.i18n import N_
 from app.llm.session import LLMSession
 
 #: Flags that mean the text tried to steer the grader: such grades wait for a teacher.
@@ -78,7 +79,7 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     _apply_caps(result)
     if result.outcome == Outcome.GRADED and any(f.code in HOLD_FOR_REVIEW for f in result.flags):
         result.outcome = Outcome.NEEDS_REVIEW
-        result.error = result.error or "The submission may try to steer the grader; check it."
+        result.error = result.error or N_("The submission may try to steer the grader; check it.")
     result.provenance = {
         "plugin": plugin.name,
         "plugin_version": plugin.version,
