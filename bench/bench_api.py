@@ -16,6 +16,8 @@ than the target each figure is (goal: 10x).
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import multiprocessing.synchronize
 import os
 import random
 import subprocess
@@ -128,6 +130,13 @@ def wait_graded(client: httpx.Client, expected: int, timeout: float = 600) -> No
     raise SystemExit("the worker did not grade every evaluation in time")
 
 
+def serve_llm(urls: multiprocessing.Queue, stop: multiprocessing.synchronize.Event) -> None:
+    with FakeLLM() as llm:
+        llm.set_default(REPLY)
+        urls.put(llm.url)
+        stop.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=50)
@@ -137,15 +146,22 @@ def main() -> None:
     args = parser.parse_args()
     document = pdf_bytes()
     tmp = Path(tempfile.mkdtemp(prefix="evaluaitor-bench-api-"))
-    with EmbeddedRedis(tmp / "redis", persistent=False) as redis, FakeLLM() as llm:
-        llm.set_default(REPLY)
-        url, token, processes = start(tmp, redis.url, llm.url, args.workers)
+    urls: multiprocessing.Queue = multiprocessing.Queue()
+    stop = multiprocessing.Event()
+    # The fake model runs in a process of its own, as a real one would: in the clients'
+    # process its threads would compete with them for the interpreter lock.
+    llm = multiprocessing.Process(target=serve_llm, args=(urls, stop), daemon=True)
+    llm.start()
+    with EmbeddedRedis(tmp / "redis", persistent=False) as redis:
+        url, token, processes = start(tmp, redis.url, urls.get(timeout=30), args.workers)
         try:
             results = measure(args, url, token, document)
         finally:
             for process in processes:
                 process.terminate()
                 process.wait(timeout=10)
+            stop.set()
+            llm.join(timeout=10)
     report(args, document, results)
 
 
