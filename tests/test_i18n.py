@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
@@ -29,6 +30,7 @@ from tests.documents import ESSAY
 from tests.fakes.platform import LTI_CLAIM, TEACHER
 from tests.test_admin import TOKEN
 from tests.test_core_loop import open_activity, status, upload
+from tests.test_practice import practice_platform  # noqa: F401, F811  (the fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "app" / "translations" / "es" / "LC_MESSAGES" / "messages.po"
@@ -192,6 +194,17 @@ def test_the_admin_sign_in_follows_accept_language(app, browser, accept, expecte
     app.config["EVALUAITOR_ADMIN_TOKEN"] = TOKEN
     page = browser.get("/admin/", headers={"Accept-Language": accept}).text
     assert expected in html.unescape(page)
+
+
+@pytest.mark.parametrize(
+    ("accept", "expected"),
+    [("es-ES", ["Lanzar como estudiante", '<html lang="es">']), ("en", ["Launch as student"])],
+    ids=["es", "en"],
+)
+def test_the_practice_platform_follows_accept_language(practice_platform, accept, expected):  # noqa: F811
+    page = httpx.get(practice_platform.base_url + "/", headers={"Accept-Language": accept})
+    assert page.status_code == 200
+    assert all(text in page.text for text in expected), expected
 
 
 def test_the_rest_api_answers_in_english_whatever_the_browser_says(app, browser):
