@@ -30,7 +30,7 @@ from tests.documents import ESSAY
 from tests.fakes.platform import LTI_CLAIM, TEACHER
 from tests.test_admin import TOKEN
 from tests.test_core_loop import open_activity, status, upload
-from tests.test_practice import practice_platform  # noqa: F401, F811  (the fixture)
+from tests.test_practice import practice_platform  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "app" / "translations" / "es" / "LC_MESSAGES" / "messages.po"
@@ -201,7 +201,11 @@ def test_the_admin_sign_in_follows_accept_language(app, browser, accept, expecte
     [("es-ES", ["Lanzar como estudiante", '<html lang="es">']), ("en", ["Launch as student"])],
     ids=["es", "en"],
 )
-def test_the_practice_platform_follows_accept_language(practice_platform, accept, expected):  # noqa: F811
+def test_the_practice_platform_follows_accept_language(
+    practice_platform,  # noqa: F811  (the fixture imported above)
+    accept,
+    expected,
+):
     page = httpx.get(practice_platform.base_url + "/", headers={"Accept-Language": accept})
     assert page.status_code == 200
     assert all(text in page.text for text in expected), expected
