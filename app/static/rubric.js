@@ -8,14 +8,7 @@
   var source = document.getElementById("rubric");
   var editor = document.getElementById("rubric-editor");
   if (!section || !source || !editor || !window.fetch) { return; }
-  // The page's translations of these texts (see _js_messages.html); English is the key.
-  var messages = JSON.parse(section.dataset.messages || "{}");
-
-  function t(text, values) {
-    return (messages[text] || text).replace(/\{(\w+)\}/g, function (all, name) {
-      return String(values[name]);
-    });
-  }
+  var t = window.evaluaitorTranslator(section);  // see i18n.js
 
   var rubric = { title: "", criteria: [] };
   var status, rows, titleInput;

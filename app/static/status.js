@@ -2,20 +2,12 @@
 (function () {
   "use strict";
   var section = document.querySelector("section.status");
-  // The page's translations of these texts (see _js_messages.html); English is the key.
-  var host = section || document.getElementById("upload-form");
-  var messages = JSON.parse((host && host.dataset.messages) || "{}");
+  var t = window.evaluaitorTranslator(section || document.getElementById("upload-form"));  // see i18n.js
   var labels = {
     received: "Received, waiting for the grading queue",
     queued: "Queued for grading",
     processing: "Being graded"
   };
-
-  function t(text, values) {
-    return (messages[text] || text).replace(/\{(\w+)\}/g, function (all, name) {
-      return String(values[name]);
-    });
-  }
 
   function poll() {
     fetch(section.dataset.statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
