@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
+from tests.browser.test_setup_form import PASTED
 from tests.fakes.platform import TEACHER, browser_launch
 from tests.test_core_loop import open_activity
 from tests.test_i18n import in_locale
 from tests.test_strategies_loop import configure
-
-PASTED = (
-    "criteria:\n"
-    "  - {name: A, requirement: First., weight: 1}\n"
-    "  - {name: B, requirement: Second., weight: 2}\n"
-)
 
 
 def test_the_rubric_editor_speaks_spanish(page, browser, platform, live_tool):
