@@ -35,6 +35,7 @@ from tests.test_practice import practice_platform  # noqa: F401  (the fixture)
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "app" / "translations" / "es" / "LC_MESSAGES" / "messages.po"
 COMPILED = CATALOGUE.with_suffix(".mo")
+JS_MESSAGES = "app/templates/_js_messages.html"
 #: The keywords scripts/translations.sh extracts with, besides Babel's defaults (_, gettext…).
 KEYWORDS = DEFAULT_KEYWORDS | {"_l": None, "lazy_gettext": None, "N_": None}
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
@@ -312,6 +313,20 @@ def test_every_message_has_a_spanish_translation():
     # Placeholders: the same %(name)s in the translation as in the English text.
     problems = [(m.id, [str(e) for e in errors]) for m, errors in catalogue.check()]
     assert not problems, problems
+
+
+def test_every_text_a_page_script_translates_is_handed_to_it():
+    """A ``t("…")`` in app/static/*.js needs its entry in templates/_js_messages.html (and so
+    in the catalogue), or the script would show it in English on a Spanish page."""
+    handed = set(re.findall(r"^\s*'([^']+)': _\(", (ROOT / JS_MESSAGES).read_text(), re.M))
+    used = {
+        (script.name, text)
+        for script in (ROOT / "app" / "static").glob("*.js")
+        for text in re.findall(r'\bt\("([^"]+)"', script.read_text())
+    }
+    assert used, 'no t("…") call found: has the scripts\' translator changed?'
+    missing = sorted((name, text) for name, text in used if text not in handed)
+    assert not missing, f"add these to {JS_MESSAGES}: {missing}"
 
 
 def test_the_compiled_catalogue_matches_the_translations():
