@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Set up and run the whole test suite (and the linter), first on SQLite, then again on a
 # real PostgreSQL server that scripts/postgres.sh installs and starts (skip that second pass
-# with EVALUAITOR_TEST_POSTGRES=0). Extra arguments go to pytest.
+# with EVALUAITOR_TEST_POSTGRES=0). Tests run in parallel on every core (pytest-xdist; set
+# EVALUAITOR_TEST_WORKERS=0 to run them in one process). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
-.venv/bin/python -m pytest "$@"
+.venv/bin/ruff format --check .
+workers=(-n "${EVALUAITOR_TEST_WORKERS:-auto}")
+.venv/bin/python -m pytest "${workers[@]}" "$@"
 
 if [ "${EVALUAITOR_TEST_POSTGRES:-1}" != 0 ]; then
   pg=$(mktemp -d)
@@ -16,5 +19,5 @@ if [ "${EVALUAITOR_TEST_POSTGRES:-1}" != 0 ]; then
         else "$pg_ctl" -D "$pg/pg/data" stop -m fast >/dev/null; fi; rm -rf "$pg"' EXIT
   url=$(bash scripts/postgres.sh "$pg/pg")
   echo "Again on PostgreSQL ($url)"
-  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "$@"
+  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "${workers[@]}" "$@"
 fi

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from rq import SimpleWorker
+from sqlalchemy import create_engine, make_url, text
 
 from app import create_app, tenants
 from app.extensions import db, redis_connection
@@ -21,8 +22,29 @@ from tests.fakes.llm_server import FakeLLM
 from tests.fakes.platform import FakePlatform
 
 DATA = Path(__file__).parent / "data"
+
+
+def _worker_database(url: str | None) -> str | None:
+    """One PostgreSQL database per pytest-xdist worker, so parallel workers never share a
+    schema; made on first use next to the database scripts/test.sh created."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not url or not worker:
+        return url
+    base = make_url(url)
+    name = f"{base.database}_{worker}"
+    admin = create_engine(base.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        exists = connection.execute(
+            text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}
+        ).scalar()
+        if not exists:
+            connection.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    admin.dispose()
+    return base.set(database=name).render_as_string(hide_password=False)
+
+
 #: Set by scripts/test.sh for its PostgreSQL pass; unset, every test gets its own SQLite file.
-POSTGRES_URL = os.environ.get("EVALUAITOR_TEST_DATABASE_URL")
+POSTGRES_URL = _worker_database(os.environ.get("EVALUAITOR_TEST_DATABASE_URL"))
 
 
 def database_url(tmp_path: Path) -> str:
