@@ -6,16 +6,8 @@
 set -euo pipefail
 dir=${1:?usage: postgres.sh DIR}
 
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq postgresql >/dev/null 2>&1 \
-      || { apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; }
-  else
-    echo "PostgreSQL is missing: sudo apt-get install postgresql (or skip that pass with EVALUAITOR_TEST_POSTGRES=0)" >&2
-    exit 1
-  fi
-fi
+bash "$(dirname "$0")/apt-install.sh" '/usr/lib/postgresql/*/bin/initdb' postgresql \
+  "the PostgreSQL test pass needs it; skip that pass with EVALUAITOR_TEST_POSTGRES=0"
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
