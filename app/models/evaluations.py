@@ -9,7 +9,7 @@ from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.models.base import Timestamped
+from app.models.base import StoredUpload, Timestamped
 from app.models.tenants import Organization
 
 
@@ -22,7 +22,7 @@ class EvaluationStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-class Evaluation(Timestamped, db.Model):
+class Evaluation(StoredUpload, Timestamped, db.Model):
     """One file graded for an organization; addressed by its unguessable ``code``."""
 
     __tablename__ = "evaluation"
@@ -35,17 +35,6 @@ class Evaluation(Timestamped, db.Model):
     status: Mapped[EvaluationStatus] = mapped_column(
         String(20), default=EvaluationStatus.QUEUED, index=True
     )
-    progress_step: Mapped[int] = mapped_column(Integer, default=0)
-    progress_total: Mapped[int] = mapped_column(Integer, default=0)
-    progress_message: Mapped[str] = mapped_column(String(300), default="")
-
-    original_filename: Mapped[str] = mapped_column(String(255))
-    kind: Mapped[str] = mapped_column(String(20))
-    size_bytes: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String(64))
-    storage_path: Mapped[str] = mapped_column(String(1000))
-    extracted_text: Mapped[str | None] = mapped_column(Text)
-
     plugin_name: Mapped[str] = mapped_column(String(100))
     plugin_params: Mapped[dict] = mapped_column(JSON, default=dict)
     #: The model or assistant id the client asked for.

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.errors import IllegalTransition
 from app.extensions import db
-from app.models.base import Timestamped, utcnow
+from app.models.base import StoredUpload, Timestamped, utcnow
 from app.models.lti import Activity, LtiUser
 
 
@@ -46,7 +46,7 @@ _TRANSITIONS: dict[SubmissionStatus, set[SubmissionStatus]] = {
 }
 
 
-class Submission(Timestamped, db.Model):
+class Submission(StoredUpload, Timestamped, db.Model):
     """One uploaded file. A student's latest submission for an activity is the one that counts."""
 
     __tablename__ = "submission"
@@ -63,17 +63,7 @@ class Submission(Timestamped, db.Model):
     status: Mapped[SubmissionStatus] = mapped_column(
         String(20), default=SubmissionStatus.RECEIVED, index=True
     )
-    progress_step: Mapped[int] = mapped_column(Integer, default=0)
-    progress_total: Mapped[int] = mapped_column(Integer, default=0)
-    progress_message: Mapped[str] = mapped_column(String(300), default="")
-
-    original_filename: Mapped[str] = mapped_column(String(255))
-    kind: Mapped[str] = mapped_column(String(20))
-    size_bytes: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String(64))
-    storage_path: Mapped[str] = mapped_column(String(1000))
     comment: Mapped[str] = mapped_column(Text, default="")
-    extracted_text: Mapped[str | None] = mapped_column(Text)
 
     error_message: Mapped[str | None] = mapped_column(Text)
     job_id: Mapped[str | None] = mapped_column(String(100))
@@ -98,10 +88,6 @@ class Submission(Timestamped, db.Model):
         if status not in _TRANSITIONS[current]:
             raise IllegalTransition(f"submission {self.id}: {current} -> {status}")
         self.status = status
-
-    def set_progress(self, step: int, total: int, message: str) -> None:
-        self.progress_step, self.progress_total = step, total
-        self.progress_message = message[:300]
 
 
 class Grade(Timestamped, db.Model):
