@@ -24,7 +24,6 @@ import json
 import logging
 import socket
 import time
-import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -76,6 +75,11 @@ def check_url(url: str) -> None:
             )
 
 
+def job_id(evaluation: Evaluation) -> str:
+    """One job id per evaluation's callback, so the sweeper can tell whether Redis lost it."""
+    return f"callback-{evaluation.code}"
+
+
 def schedule(evaluation: Evaluation) -> None:
     """Queue the delivery for a finished evaluation (committed first, as for grading)."""
     evaluation.callback_status = "pending"
@@ -85,7 +89,7 @@ def schedule(evaluation: Evaluation) -> None:
         queue.queue(queue.PASSBACK).enqueue(
             "app.jobs.tasks.send_callback",
             evaluation.id,
-            job_id=uuid.uuid4().hex,
+            job_id=job_id(evaluation),
             retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
             result_ttl=3600,
             failure_ttl=7 * 24 * 3600,

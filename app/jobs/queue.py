@@ -164,7 +164,26 @@ def requeue_stale(older_than: timedelta) -> int:
             db.session.commit()
             count += dispatch(row)
     _fail_abandoned(now - timedelta(seconds=GRADING_TIMEOUT + 60))
-    return count
+    return count + _resend_lost_callbacks(cutoff)
+
+
+def _resend_lost_callbacks(finished_before: datetime) -> int:
+    """Callbacks still pending whose job Redis never got or lost are scheduled again."""
+    from app.api import callbacks
+
+    pending = db.session.scalars(
+        select(Evaluation).where(
+            Evaluation.callback_status == "pending", Evaluation.finished_at < finished_before
+        )
+    ).all()
+    lost = [
+        evaluation
+        for evaluation in pending
+        if not Job.exists(callbacks.job_id(evaluation), connection=redis_connection())
+    ]
+    for evaluation in lost:
+        callbacks.schedule(evaluation)
+    return len(lost)
 
 
 def _fail_abandoned(started_before: datetime) -> None:

@@ -7,10 +7,12 @@ import hashlib
 import hmac
 import json
 import time
+from datetime import timedelta
 
 import pytest
 
-from app.extensions import db
+from app.extensions import db, redis_connection
+from app.jobs import queue
 from app.models import Evaluation
 from tests.api.conftest import submit
 from tests.api.test_evaluations import GOOD_REPLY
@@ -48,6 +50,20 @@ def test_a_completed_evaluation_is_posted_signed(tenant, llm, receiver):
     assert sent["result"]["score"] == 8
     status = tenant.client.get(f"/evaluations/{code}/status").json()
     assert status["callback"] == {"url": url, "status": "sent", "attempts": 1, "error": None}
+
+
+def test_a_callback_redis_lost_is_sent_by_the_sweeper(tenant, llm, receiver):
+    server, url = receiver
+    llm.reply(GOOD_REPLY)
+    code = submit(tenant.client, callback_url=url).json()["job_code"]
+    run_jobs(queue.GRADING)  # graded; its callback job waits in Redis...
+    redis_connection().flushdb()  # ...which loses it
+    assert stored(code).callback_status == "pending"
+    assert queue.requeue_stale(timedelta(seconds=-1)) == 1
+    run_jobs()
+    assert [json.loads(body)["job_code"] for _, body in server.received] == [code]
+    assert stored(code).callback_status == "sent"
+    assert queue.requeue_stale(timedelta(seconds=-1)) == 0  # nothing left to resend
 
 
 def test_failed_and_cancelled_evaluations_are_posted_too(tenant, receiver):
