@@ -220,6 +220,9 @@ def test_per_criterion_override_is_validated_and_shown_after_release(
     detail = browser.get(f"{staff}submissions/{submission.id}").text
     assert "No Calvin cycle." in detail and "light energy" in detail
 
+    odd_names = {"criterion-²": "1", "criterion-99999999999": "1", "criterion-x": "1"}
+    ignored = act(browser, staff, submission, "override", score="7", **odd_names)
+    assert ignored.status_code == 303 and latest().grade.override_criteria is None
     too_much = act(browser, staff, submission, "override", **{"criterion-1": "6"})
     assert too_much.status_code == 400 and "Detail must be between 0 and 5" in too_much.text
     fine = act(browser, staff, submission, "override", **{"criterion-1": "4", "criterion-0": "10"})

@@ -104,14 +104,21 @@ def download_name(submission: Submission) -> str:
     return f"attempt{submission.attempt}-{stem[:100]}{name.suffix.lower()}"
 
 
+_CRITERION_FIELD = re.compile(r"criterion-(\d{1,4})", re.ASCII)
+
+
+def _criterion_fields(form) -> dict[int, str]:
+    """``criterion-<n>`` fields by index; other names (``criterion-²``, 99999…) are ignored."""
+    return {
+        int(match.group(1)): value
+        for key, value in form.items()
+        if (match := _CRITERION_FIELD.fullmatch(key))
+    }
+
+
 @bp.post("/submissions/<int:submission_id>/override")
 def override(token: str, submission_id: int):
     form = request.form
-    criteria = {
-        int(key.removeprefix("criterion-")): value
-        for key, value in form.items()
-        if key.startswith("criterion-") and key.removeprefix("criterion-").isdigit()
-    }
 
     def save(submission: Submission, actor_id: int) -> str:
         review.override(
@@ -119,7 +126,7 @@ def override(token: str, submission_id: int):
             actor_id,
             score=form.get("score", ""),
             feedback=form.get("feedback", ""),
-            criteria=criteria,
+            criteria=_criterion_fields(form),
         )
         released = bool(form.get("release")) and review.release(submission, actor_id)
         return "released" if released else "overridden"
