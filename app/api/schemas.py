@@ -158,6 +158,9 @@ class ResultOut(Strict):
 
 
 class ListQuery(Strict):
+    organization_external_id: str | None = Field(
+        None, max_length=255, description="Optional; must be the token's own organization."
+    )
     status: EvaluationStatus | None = None
     client_reference: str | None = Field(None, max_length=255)
     created_after: datetime | None = None

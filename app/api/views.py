@@ -172,8 +172,7 @@ def submit_evaluation():
         raise InvalidRequest(f"{repeated[0]}: send this field once.")
     fields = {key: value for key, value in request.form.items() if value != ""}
     form = parse(SubmissionForm, fields)
-    if form.organization_external_id not in (None, org.external_id):
-        raise ApiForbidden("This token belongs to another organization.")
+    _own_organization(org, form.organization_external_id)
     upload = request.files.get("file")
     if upload is None:
         raise InvalidRequest("file: a file is required (multipart field 'file').")
@@ -202,6 +201,7 @@ def submit_evaluation():
 def list_evaluations():
     org = auth.require_organization()
     query = parse(ListQuery, request.args.to_dict())
+    _own_organization(org, query.organization_external_id)
     total, page = evaluations.search(org, query)
     return _json(
         EvaluationList(
@@ -211,6 +211,12 @@ def list_evaluations():
             items=[documents.summary(e) for e in page],
         )
     )
+
+
+def _own_organization(org: Organization, named: str | None) -> None:
+    """Clients may name their organization, as the proposal's calls do; only their own."""
+    if named not in (None, org.external_id):
+        raise ApiForbidden("This token belongs to another organization.")
 
 
 @bp.get("/evaluations/<code>/status")

@@ -198,6 +198,11 @@ def test_list_filters_sorts_and_pages(tenant):
     assert page["total"] == 5 and len(page["items"]) == 2
     assert [i["job_code"] for i in page["items"]] == [codes[2], codes[1]]
 
+    own = {"organization_external_id": tenant.org.external_id}
+    assert tenant.client.get("/evaluations", params=own).json()["total"] == 5
+    other = tenant.client.get("/evaluations", params={"organization_external_id": "another"})
+    assert other.status_code == 403 and other.json()["error"]["code"] == "forbidden"
+
     by_ref = tenant.client.get("/evaluations", params={"client_reference": "ref-1"}).json()
     assert {i["job_code"] for i in by_ref["items"]} == {codes[1], codes[3]}
 
