@@ -191,6 +191,17 @@ def test_release_to_a_deleted_grade_column_is_reported_and_can_be_resent(
     detail = browser.get(f"{staff}submissions/{submission.id}").text
     assert "no longer has this grade column" in detail
 
+    # Resending puts the column back (the launch offered `lineitems`) and the grade lands.
+    old_column = platform.lineitem_for_link("rl-1")
+    assert browser.post(f"{staff}pushes/{push.id}/retry").status_code == 303
+    run_jobs()
+    db.session.expire_all()
+    assert db.session.get(ScorePush, push.id).status == "sent"
+    new_column = platform.lineitem_for_link("rl-1")
+    assert new_column not in (None, old_column)
+    held = platform.grade_for(submission.user.sub, new_column)
+    assert held["scoreGiven"] is not None and held["gradingProgress"] == "FullyGraded"
+
 
 def test_a_held_regrade_never_blanks_the_released_grade(browser, platform, llm, live_tool):
     _, submission = graded(browser, platform, llm, live_tool)

@@ -73,7 +73,15 @@ def publish_grade(submission: Submission) -> ScorePush | None:
 
 
 def retry(push: ScorePush) -> None:
-    """Teacher action: send a failed push again from a clean slate."""
+    """Teacher action: send a failed push again from a clean slate.
+
+    After a 404 the column is gone: the teacher asking to resend is the consent to put it
+    back, so when the platform lets us (``lineitems``) the dead URL is dropped and the column
+    is found again (restored in the LMS) or created anew on this attempt.
+    """
+    activity = push.activity
+    if push.http_status == 404 and activity.lineitems_url:
+        activity.lineitem_url = None
     push.status, push.attempts, push.last_error, push.job_id = PushStatus.PENDING, 0, None, None
     db.session.commit()
     queue.enqueue_push(push)
