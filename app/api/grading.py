@@ -9,7 +9,6 @@ the job without storing anything.
 from __future__ import annotations
 
 import logging
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,7 +22,6 @@ from app.grading.base import InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, parse_rubric
 from app.llm import LLMError
-from app.llm.session import llm_session
 from app.models import Evaluation, EvaluationStatus
 
 log = logging.getLogger(__name__)
@@ -85,12 +83,9 @@ def _grade(evaluation: Evaluation) -> None:
         model=evaluation.evaluator_id,
         mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
     )
-    started = time.monotonic()
-    with llm_session(config, model=job.model) as llm:
-        result = runner.grade(
-            job, llm, lambda step, _n, message: _progress(evaluation, 1 + step, total, message)
-        )
-    result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
+    result = runner.grade_with_model(
+        job, config, lambda step, _n, message: _progress(evaluation, 1 + step, total, message)
+    )
     graded = result.outcome == Outcome.GRADED
     stored = evaluations.move(
         evaluation,

@@ -8,7 +8,8 @@ the provenance. It touches neither Flask nor the database.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from app.grading.base import (
 )
 from app.grading.rubric import Rubric
 from app.i18n import N_
-from app.llm.session import LLMSession
+from app.llm.session import LLMSession, llm_session
 
 #: Flags that mean the text tried to steer the grader: such grades wait for a teacher.
 HOLD_FOR_REVIEW = frozenset({"PromptInjection", "HiddenText", "ScoreClaim"})
@@ -47,6 +48,16 @@ class Job:
     #: Names of the student (from the launch) to mask if they appear in the text.
     names: Sequence[str] = field(default_factory=tuple)
     mask_pii: bool = True
+
+
+def grade_with_model(job: Job, config: Mapping[str, Any], progress: Progress) -> GradingResult:
+    """Grade ``job`` in a model session made from ``config``, recording the wall time in the
+    provenance: the path of every background job (submissions and API evaluations)."""
+    started = time.monotonic()
+    with llm_session(config, model=job.model) as llm:
+        result = grade(job, llm, progress)
+    result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
+    return result
 
 
 def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:

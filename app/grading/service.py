@@ -12,7 +12,6 @@ flag, it is stored ``graded`` but held until a teacher releases it (see app.revi
 from __future__ import annotations
 
 import logging
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,7 +28,6 @@ from app.grading.rubric import RubricError, parse_rubric
 from app.i18n import N_
 from app.jobs import queue
 from app.llm import LLMError, LLMNotConfiguredError
-from app.llm.session import llm_session
 from app.lti import passback
 from app.models import Grade, Submission, SubmissionStatus
 
@@ -100,12 +98,11 @@ def _grade(submission: Submission) -> None:
         names=[submission.user.name],
         mask_pii=current_app.config["EVALUAITOR_MASK_PII"],
     )
-    started = time.monotonic()
-    with llm_session(current_app.config, model=job.model) as llm:
-        result = runner.grade(
-            job, llm, lambda step, _n, message: _progress(submission, 1 + step, total, message)
-        )
-    result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
+    result = runner.grade_with_model(
+        job,
+        current_app.config,
+        lambda step, _n, message: _progress(submission, 1 + step, total, message),
+    )
     _progress(submission, total, total, N_("Saving the result"))
     _store(submission, result, held=is_held(activity.release_policy, result))
     push = passback.publish_grade(submission)
