@@ -61,7 +61,8 @@ def run_command(host: str, port: int, worker: bool) -> None:
     practice = None
     if app.config["EVALUAITOR_PRACTICE"]:
         # A browser cannot open a wildcard address: the platform sends it to this host.
-        reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        # A comparison, not a bind: the operator chose the listening address.
+        reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # nosec B104
         practice = _start_practice(app, f"http://{reachable}:{port}")
     try:
         run_simple(host, port, app, threaded=True, use_reloader=False)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up and run the whole test suite (and the linter), first on SQLite, then again on a
+# Set up and run the whole test suite (and the linter and bandit's security checks), first on SQLite, then again on a
 # real PostgreSQL server that scripts/postgres.sh installs and starts (skip that second pass
 # with EVALUAITOR_TEST_POSTGRES=0). Tests run in parallel on every core (pytest-xdist; set
 # EVALUAITOR_TEST_WORKERS=0 to run them in one process). Extra arguments go to pytest.
@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# OWASP-style static checks (bandit): any finding of medium or high severity fails the run.
+# A reviewed false positive is marked in place with '# nosec <test id>' and the reason.
+.venv/bin/bandit --quiet --recursive app --severity-level medium
 workers=(-n "${EVALUAITOR_TEST_WORKERS:-auto}")
 .venv/bin/python -m pytest "${workers[@]}" "$@"
 
