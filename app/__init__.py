@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask, jsonify
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app import admin, api, errors, i18n
+from app import admin, api, errors, i18n, redaction
 from app import config as settings
 from app.extensions import db, init_db, init_redis, migrate
 from app.uploads import UploadRequest
@@ -33,6 +33,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    redaction.init_app()
 
     proxies = app.config["EVALUAITOR_TRUSTED_PROXIES"]
     if proxies:
