@@ -65,11 +65,23 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_REGISTRATION_AUTO_ACTIVATE": 0,
     # Hours an /admin sign-in lasts.
     "EVALUAITOR_ADMIN_SESSION_HOURS": 8,
-    # REST API callbacks: seconds per delivery attempt, and 1 to allow private, loopback and
-    # link-local addresses as callback targets (off: a client could make us call our own LAN).
+    # REST API callbacks: seconds per delivery attempt.
     "EVALUAITOR_CALLBACK_TIMEOUT": 10.0,
-    "EVALUAITOR_CALLBACK_ALLOW_PRIVATE": 0,
+    # 1: requests to URLs that others chose (Dynamic Registration, an LMS's keys and services,
+    # callbacks) may go to private, loopback, link-local and other non-public addresses. Off:
+    # whoever opens /lti/register could make us call our own network. On for labs and a
+    # Moodle on 127.0.0.1. Read from EVALUAITOR_CALLBACK_ALLOW_PRIVATE too (its old name).
+    "EVALUAITOR_ALLOW_PRIVATE_URLS": 0,
+    # Seconds a launch waits for the platform's public keys (the whole request).
+    "EVALUAITOR_JWKS_TIMEOUT": 5.0,
+    # /lti/register calls per client address and window (seconds): it makes us call the URL
+    # it is given, so one address may not use it as a scanner.
+    "EVALUAITOR_REGISTER_RATE_LIMIT": 10,
+    "EVALUAITOR_REGISTER_RATE_WINDOW": 600,
 }
+
+#: Former names of settings (deprecated), still read when the current name is not set.
+_FORMER_NAMES = {"EVALUAITOR_ALLOW_PRIVATE_URLS": ("EVALUAITOR_CALLBACK_ALLOW_PRIVATE",)}
 
 #: Delays in seconds between passback attempts; RQ retries a failed push this many times.
 DEFAULT_PASSBACK_RETRY_INTERVALS = [5, 30, 120, 600, 1800]
@@ -84,7 +96,8 @@ def load(instance_path: str) -> dict[str, Any]:
         key: env.get(key, default) or default for key, default in _STRING_SETTINGS.items()
     }
     for key, default in _NUMERIC_SETTINGS.items():
-        raw = env.get(key)
+        names = (key, *_FORMER_NAMES.get(key, ()))
+        raw = next((env[name] for name in names if env.get(name) not in (None, "")), None)
         config[key] = type(default)(raw) if raw not in (None, "") else default
 
     instance = Path(instance_path)

@@ -102,6 +102,8 @@ def app(tmp_path, redis_server, key_dir):
             "EVALUAITOR_LLM_TIMEOUT": 2.0,
             "EVALUAITOR_AGS_TIMEOUT": 2.0,
             "EVALUAITOR_PASSBACK_RETRY_INTERVALS": [0, 0, 0],
+            # The fake platforms and receivers listen on 127.0.0.1; tests/security turns it off.
+            "EVALUAITOR_ALLOW_PRIVATE_URLS": 1,
         }
     )
     with app.app_context():

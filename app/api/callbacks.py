@@ -10,28 +10,25 @@ same retry semantics). A target that does not answer 2xx is retried with backoff
 records the status, the attempts and the last error.
 
 Callback URLs are a server-side request forgery risk: a client could point us at our own
-network. They must be http(s), and by default every address the host resolves to must be
-public; the check runs at submission and again before each attempt (DNS can change).
-Redirects are not followed.
+network. They follow the rules of :mod:`app.outbound` (http(s), public addresses unless
+EVALUAITOR_ALLOW_PRIVATE_URLS, the address checked is the one connected to, one deadline,
+no redirects): checked at submission, and again by the connection of each attempt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
-import socket
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
 from flask import current_app
 from redis.exceptions import RedisError
 from rq import Retry, get_current_job
 
+from app import outbound
 from app.api.documents import result_body
 from app.api.errors import InvalidRequest
 from app.extensions import db
@@ -39,6 +36,9 @@ from app.jobs import queue
 from app.models import Evaluation
 
 log = logging.getLogger(__name__)
+
+#: The receiver's answer is not read; a large one is refused rather than held in memory.
+MAX_ANSWER_BYTES = 64 * 1024
 
 SIGNATURE_HEADER = "X-Evaluaitor-Signature"
 TIMESTAMP_HEADER = "X-Evaluaitor-Timestamp"
@@ -56,23 +56,12 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
 
 
 def check_url(url: str) -> None:
-    """Refuse a callback URL we must not call; InvalidRequest says why."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidRequest("callback_url: must be an http or https URL with a host.")
-    if current_app.config["EVALUAITOR_CALLBACK_ALLOW_PRIVATE"]:
-        return
+    """Refuse a callback URL we must not call; InvalidRequest says why (never which address
+    the host resolved to: that would tell a client about our network's names)."""
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise InvalidRequest("callback_url: the host name does not resolve.") from exc
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global or address.is_multicast:
-            raise InvalidRequest(
-                "callback_url: the host resolves to a private, loopback or reserved address, "
-                "which this server does not call."
-            )
+        outbound.check_url(url, allow_private=current_app.config["EVALUAITOR_ALLOW_PRIVATE_URLS"])
+    except outbound.OutboundError as exc:
+        raise InvalidRequest(f"callback_url: {exc.summary}.") from exc
 
 
 def job_id(evaluation: Evaluation) -> str:
@@ -119,28 +108,34 @@ def deliver(evaluation_id: int) -> None:
     body = json.dumps(payload(evaluation), separators=(",", ":")).encode()
     timestamp = str(int(time.time()))
     evaluation.callback_attempts += 1
+    config = current_app.config
+    limits = outbound.Limits(
+        config["EVALUAITOR_CALLBACK_TIMEOUT"],
+        MAX_ANSWER_BYTES,
+        bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
+    )
     try:
-        check_url(evaluation.callback_url)
-        response = httpx.post(
-            evaluation.callback_url,
-            content=body,
-            headers={
-                "Content-Type": "application/json",
-                TIMESTAMP_HEADER: timestamp,
-                SIGNATURE_HEADER: sign(secret, timestamp, body),
-                "User-Agent": "Evaluaitor-Callback/1",
-            },
-            timeout=current_app.config["EVALUAITOR_CALLBACK_TIMEOUT"],
-            follow_redirects=False,
-        )
-        if not response.is_success:
-            raise CallbackFailed(f"the callback URL answered HTTP {response.status_code}")
-    except (httpx.HTTPError, InvalidRequest, CallbackFailed) as exc:
-        reason = exc.user_message if isinstance(exc, InvalidRequest) else str(exc)
+        with outbound.client(limits) as http:
+            response = outbound.fetch(
+                http,
+                "POST",
+                evaluation.callback_url,
+                content=body,
+                headers={
+                    "Content-Type": "application/json",
+                    TIMESTAMP_HEADER: timestamp,
+                    SIGNATURE_HEADER: sign(secret, timestamp, body),
+                    "User-Agent": "Evaluaitor-Callback/1",
+                },
+            )
+            outbound.check_status(response)
+    except outbound.OutboundError as exc:
+        log.warning("callback of evaluation %s failed: %s", evaluation.id, exc)
         job = get_current_job()
         last = job is None or not job.retries_left
         evaluation.callback_status = "failed" if last else "pending"
-        evaluation.callback_error = reason[:1000] or type(exc).__name__
+        # the client sees a short reason, never what the receiver answered
+        evaluation.callback_error = f"the callback URL: {exc.summary}"
         db.session.commit()
         raise CallbackFailed(evaluation.callback_error) from exc
     evaluation.callback_status = "sent"

@@ -7,8 +7,14 @@ endpoint with that token as a bearer token, and stores the client_id and deploym
 platform answers with. Nothing is stored unless every step succeeds.
 
 pylti1p3 ships a ``DynamicRegistration`` helper, but it uses ``requests`` without timeouts or
-size limits and checks the configuration with ``assert``; the few HTTP calls are made here
-with httpx instead, and the document shapes follow the spec.
+size limits and checks the configuration with ``assert``; the two HTTP calls are made here
+through :mod:`app.outbound` instead, and the document shapes follow the spec.
+
+``/lti/register`` is anonymous and calls the URL it is given, so the page says nothing of
+what the other end did: refused, unreachable, slow, an HTTP error, not JSON, or an address
+we do not call all read the same (:class:`ExchangeFailed`); the detail (and a refusal code
+such as Moodle's ``token_already_used``) goes to the server log. Only a configuration that
+arrived as JSON and is wrong is named field by field, for the LMS admin.
 
 Both the registration body and the Canvas developer-key JSON are built from
 :class:`ToolUrls`, which the view derives from the request, so a proxy-served tool names its
@@ -17,17 +23,15 @@ public address.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy import select
 
-from app import tenants
+from app import outbound, tenants
 from app.errors import EvaluaitorError
 from app.extensions import db
 from app.lti import claims
@@ -60,9 +64,21 @@ class RegistrationError(EvaluaitorError):
     user_message = _l("The registration with your LMS could not be completed.")
 
 
-class PlatformUnreachable(RegistrationError):
+class ExchangeFailed(RegistrationError):
+    """Anything the network or the other end did; one message whatever it was."""
+
     status_code = 502
-    code = "platform_unreachable"
+    code = "registration_exchange_failed"
+
+    def __init__(self, host: str, *, detail: str) -> None:
+        super().__init__(
+            _(
+                "Evaluaitor could not complete the registration with the LMS at %(host)s. "
+                "Check the address, or ask the administrator to look at the server log.",
+                host=host,
+            ),
+            detail=detail,
+        )
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,16 @@ class PlatformConfiguration:
     registration_endpoint: str
     product: str
     authorization_server: str | None
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """The addresses stored or called: each must pass the outbound address rule."""
+        return (
+            self.authorization_endpoint,
+            self.token_endpoint,
+            self.jwks_uri,
+            self.registration_endpoint,
+        )
 
 
 # --- what the tool says about itself -------------------------------------------------------
@@ -166,11 +192,13 @@ def register(
     *,
     timeout: float,
     activate: bool,
+    allow_private: bool,
 ) -> tuple[Platform, Deployment]:
     """Run the whole exchange and store the platform; raises RegistrationError.
 
     A new platform is stored active only when ``activate``; an existing one (same issuer and
-    client_id) is updated and keeps its state.
+    client_id) is updated and keeps its state. ``timeout`` bounds each of the two requests as
+    a whole; ``allow_private`` lifts the outbound address rule (labs).
     """
     if not openid_configuration_url or not registration_token:
         raise RegistrationError(
@@ -182,17 +210,23 @@ def register(
             detail="registration without openid_configuration or registration_token",
         )
     _require_http_url(openid_configuration_url, "openid_configuration")
-    with httpx.Client(timeout=timeout, follow_redirects=False) as http:
-        document = _fetch_json(http, "GET", openid_configuration_url)
-        configuration = read_platform_configuration(document, openid_configuration_url)
-        answer = _fetch_json(
-            http,
-            "POST",
-            configuration.registration_endpoint,
-            json=tool_registration(urls),
-            headers={"Authorization": f"Bearer {registration_token}"},
-            show_reason=True,
-        )
+    limits = outbound.Limits(timeout, MAX_DOCUMENT_BYTES, allow_private)
+    try:
+        with outbound.client(limits) as http:
+            document = outbound.fetch_json(http, "GET", openid_configuration_url)
+            configuration = read_platform_configuration(document, openid_configuration_url)
+            for endpoint in configuration.endpoints:
+                outbound.check_url(endpoint, allow_private=allow_private)
+            answer = outbound.fetch_json(
+                http,
+                "POST",
+                configuration.registration_endpoint,
+                json=tool_registration(urls),
+                headers={"Authorization": f"Bearer {registration_token}"},
+            )
+    except outbound.OutboundError as exc:
+        host = urlsplit(openid_configuration_url).hostname or "?"
+        raise ExchangeFailed(host[:255], detail=str(exc)) from exc
     client_id, deployment_id = _read_registration_answer(answer)
     return store(configuration, client_id, deployment_id, activate=activate)
 
@@ -278,62 +312,12 @@ def _read_registration_answer(answer: Any) -> tuple[str, str]:
     return ids[0], ids[1]
 
 
-def _fetch_json(
-    http: httpx.Client, method: str, url: str, *, show_reason: bool = False, **kwargs: Any
-) -> Any:
-    """A JSON document from the platform, read up to MAX_DOCUMENT_BYTES.
-
-    The URLs come from whoever opened /lti/register, so the page repeats nothing of what
-    they answer except, with ``show_reason``, the short reason a registration endpoint gives
-    for refusing (e.g. Moodle's "token_already_used"), which the LMS admin needs.
-    """
-    try:
-        with http.stream(method, url, **kwargs) as response:
-            body = b""
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_DOCUMENT_BYTES:
-                    raise RegistrationError(
-                        _("The LMS's answer is too large."), detail=f"{method} {url}"
-                    )
-    except httpx.HTTPError as exc:
-        raise PlatformUnreachable(
-            _("Evaluaitor could not reach your LMS at %(url)s.", url=url),
-            detail=f"{method} {url}: {type(exc).__name__}",
-        ) from exc
-    if response.status_code >= 300:
-        reason = _refusal(body) if show_reason else "-"
-        raise RegistrationError(
-            _(
-                "Your LMS refused the request (HTTP %(status)s): %(reason)s",
-                status=response.status_code,
-                reason=reason,
-            ),
-            detail=f"{method} {url} answered {response.status_code}",
-        )
-    try:
-        return json.loads(body)
-    except ValueError as exc:
-        raise RegistrationError(
-            _("Your LMS's answer is not JSON."), detail=f"{method} {url}"
-        ) from exc
-
-
-def _refusal(body: bytes) -> str:
-    """A short, plain reason from an error answer (never HTML)."""
-    text = body[:300].decode("utf-8", "replace")
-    try:
-        document = json.loads(body)
-    except ValueError:
-        document = None
-    if isinstance(document, dict):
-        text = str(document.get("error_description") or document.get("error") or text)[:300]
-    return "-" if not text or "<" in text else text
-
-
 def _origin(url: str) -> tuple[str, str] | None:
     """Scheme and host:port of an http(s) URL, or None for anything else."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unclosed [ in an IPv6 host
+        return None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return parts.scheme, parts.netloc.lower()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import jwt
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 
+from app import ratelimit
 from app.errors import Forbidden, LaunchError
+from app.extensions import redis_connection
 from app.lti import claims, deep_linking, keys, platform_storage, registration, session
 from app.lti.launch import validated_launch
 from app.lti.tool_config import find_deployment, find_platform
@@ -67,13 +71,31 @@ def jwks():
 
 @bp.get("/register")
 def register():
-    """LTI Dynamic Registration, opened by the LMS admin from the LMS's tool registration."""
+    """LTI Dynamic Registration, opened by the LMS admin from the LMS's tool registration.
+
+    Anyone may open it and it calls the URL it is given, so each client address gets a few
+    calls per window (request.remote_addr is the client's once ProxyFix trusts the proxy).
+    """
+    config = current_app.config
+    wait = ratelimit.hit(
+        redis_connection(),
+        f"lti-register:{request.remote_addr}",
+        config["EVALUAITOR_REGISTER_RATE_LIMIT"],
+        config["EVALUAITOR_REGISTER_RATE_WINDOW"],
+    )
+    if wait is not None:
+        message = _l(
+            "Too many registration attempts from your address. Try again in %(minutes)s min.",
+            minutes=math.ceil(wait.seconds / 60),
+        )
+        return render_template("error.html", status=429, message=message), 429, wait.headers
     platform, deployment = registration.register(
         request.args.get("openid_configuration", ""),
         request.args.get("registration_token", ""),
         _tool_urls(),
-        timeout=current_app.config["EVALUAITOR_AGS_TIMEOUT"],
-        activate=bool(current_app.config["EVALUAITOR_REGISTRATION_AUTO_ACTIVATE"]),
+        timeout=config["EVALUAITOR_AGS_TIMEOUT"],
+        activate=bool(config["EVALUAITOR_REGISTRATION_AUTO_ACTIVATE"]),
+        allow_private=bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
     )
     return render_template("lti/registered.html", platform=platform, deployment=deployment)
 

@@ -125,10 +125,16 @@ def test_a_callback_that_hangs_times_out_and_is_recorded(tenant, llm, receiver):
         "http://169.254.169.254/latest/meta-data",
         "http://[::1]/hook",
         "http://0.0.0.0/hook",
+        "http://2130706433/hook",
+        "http://0x7f000001/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",
+        "http://100.64.0.1/hook",
+        "http://no-such-host.invalid/hook",
     ],
 )
 def test_private_addresses_are_refused_unless_allowed(app, tenant, url):
-    app.config["EVALUAITOR_CALLBACK_ALLOW_PRIVATE"] = 0
+    app.config["EVALUAITOR_ALLOW_PRIVATE_URLS"] = 0
     response = submit(tenant.client, callback_url=url)
     assert response.status_code == 422
     assert "callback_url" in response.json()["error"]["message"]
@@ -138,11 +144,12 @@ def test_the_address_is_checked_again_before_each_attempt(app, tenant, llm, rece
     server, url = receiver
     llm.reply(GOOD_REPLY)
     code = submit(tenant.client, callback_url=url).json()["job_code"]
-    app.config["EVALUAITOR_CALLBACK_ALLOW_PRIVATE"] = 0  # e.g. DNS now points inside
+    app.config["EVALUAITOR_ALLOW_PRIVATE_URLS"] = 0  # e.g. DNS now points inside
     run_jobs()
     assert server.received == []
     row = stored(code)
     assert row.callback_status == "failed" and "private" in row.callback_error
+    assert "127.0.0.1" not in row.callback_error  # the client is not told our addresses
 
 
 def test_an_organization_without_a_callback_secret_cannot_ask_for_callbacks(tenant, receiver):
