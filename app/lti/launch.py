@@ -5,6 +5,10 @@
   an ``iat`` one second in the future, which a platform with a fast clock sends.
 - A nonce is single-use: pylti1p3 would accept the same id_token and state twice.
 - ``aud`` must be the registered client_id.
+- The platform's key set is fetched through :mod:`app.outbound` (public addresses, one
+  deadline, a size cap), cached in Redis, and fetched again for an unknown ``kid`` at most
+  once per :data:`KEY_REFRESH_SECONDS`: forged tokens with random kids cannot make every
+  launch call the platform (or hold a worker on a slow one).
 - No cookie is needed but pylti1p3's short state cookie, and a launch without it still works
   when the login stored its state in the platform's storage frame
   (:mod:`app.lti.platform_storage`); otherwise the page offers to open a new window.
@@ -25,12 +29,18 @@ from pylti1p3.exception import LtiException, LtiKeyException, LtiMessageValidati
 from pylti1p3.launch_data_storage.cache import CacheDataStorage
 from redis import Redis
 
+from app import outbound
 from app.errors import LaunchError, ReplayedLaunch
 from app.extensions import redis_connection
 from app.lti.tool_config import DatabaseToolConf
 from app.models import Deployment, Platform
 
 PUBLIC_KEY_CACHE_SECONDS = 300
+#: At most one fetch per key set URL in this many seconds for an unknown kid; a failed fetch
+#: is remembered as long, so launches fail at once instead of each waiting on the platform.
+KEY_REFRESH_SECONDS = 30
+#: A platform publishes a few keys: a few kilobytes.
+MAX_KEY_SET_BYTES = 256 * 1024
 LOGIN_KEY = "evaluaitor:lti-login:"
 #: Seconds between a login initiation and its launch (the platform's sign-in included).
 LOGIN_TTL = 600
@@ -66,9 +76,52 @@ class RedisLaunchStorage(CacheDataStorage):
         return None
 
 
+class PlatformKeySets:
+    """The platforms' public key sets (JWKS), cached in Redis for every web process."""
+
+    def __init__(self, redis: Redis, limits: outbound.Limits) -> None:
+        self._redis = redis
+        self._limits = limits
+
+    def get(self, url: str) -> dict:
+        """The cached key set, or a fresh one unless a fetch failed moments ago."""
+        cached = self._redis.get(self._key("jwks", url))
+        if cached:
+            return json.loads(cached)
+        if self._redis.exists(self._key("jwks-failed", url)):
+            raise LaunchError(detail=f"key set {url!r} failed recently; not fetched again yet")
+        return self._fetch(url)
+
+    def refresh(self, url: str) -> dict | None:
+        """A fresh key set (the platform may have rotated its keys), or None when one was
+        fetched for an unknown kid less than KEY_REFRESH_SECONDS ago."""
+        if not self._redis.set(self._key("jwks-refresh", url), 1, nx=True, ex=KEY_REFRESH_SECONDS):
+            return None
+        return self._fetch(url)
+
+    def _fetch(self, url: str) -> dict:
+        try:
+            with outbound.client(self._limits) as http:
+                key_set = outbound.fetch_json(http, "GET", url)
+            if not isinstance(key_set, dict) or not isinstance(key_set.get("keys"), list):
+                raise outbound.OutboundError(
+                    f"GET {url!r}: not a key set", summary="the answer is not a key set"
+                )
+        except outbound.OutboundError as exc:
+            self._redis.set(self._key("jwks-failed", url), 1, ex=KEY_REFRESH_SECONDS)
+            raise LaunchError(detail=f"platform key set: {exc}") from exc
+        self._redis.set(self._key("jwks", url), json.dumps(key_set), ex=PUBLIC_KEY_CACHE_SECONDS)
+        return key_set
+
+    @staticmethod
+    def _key(kind: str, url: str) -> str:
+        return f"evaluaitor:{kind}:" + hashlib.sha256(url.encode()).hexdigest()
+
+
 class StrictMessageLaunch(FlaskMessageLaunch):
     leeway: int = 60
-    _refresh_keys: bool = False
+    #: Set by :func:`validated_launch`, with the settings of this app.
+    key_sets: PlatformKeySets
 
     #: Set when the state cookie was missing but the login used platform storage: the page
     #: must read the state and nonce back from the platform before it opens.
@@ -114,22 +167,19 @@ class StrictMessageLaunch(FlaskMessageLaunch):
         return self
 
     def fetch_public_key(self, key_set_url: str) -> dict:
-        """The platform's JWKS, cached in Redis for a few minutes (shared by all processes)."""
-        cache_key = "evaluaitor:jwks:" + hashlib.sha256(key_set_url.encode()).hexdigest()
-        redis = redis_connection()
-        if not self._refresh_keys and (cached := redis.get(cache_key)):
-            return json.loads(cached)
-        fresh = super().fetch_public_key(key_set_url)
-        redis.set(cache_key, json.dumps(fresh), ex=PUBLIC_KEY_CACHE_SECONDS)
-        return fresh
+        """Instead of pylti1p3's fetch (requests, no timeout, no size limit, no address rule)."""
+        return self.key_sets.get(key_set_url)
 
     def get_public_key(self) -> tuple[str, str]:
-        """Fetch the JWKS again once when the token's kid is unknown: the platform rotated keys."""
+        """Fetch the JWKS again when the token's kid is unknown (the platform rotated keys),
+        unless that was done moments ago."""
         try:
             return super().get_public_key()
         except LtiKeyException:
-            self._refresh_keys = True
-            self._registration.set_key_set(None)
+            fresh = self.key_sets.refresh(self._registration.get_key_set_url())
+            if fresh is None:
+                raise
+            self._registration.set_key_set(fresh)
             return super().get_public_key()
 
     def _consume_nonce(self) -> None:
@@ -192,7 +242,16 @@ def validated_launch(platform: Platform, deployment: Deployment) -> StrictMessag
     storage = _storage()
     conf = _tool_conf(platform, deployment)
     launch = StrictMessageLaunch(FlaskRequest(), conf, launch_data_storage=storage)
-    launch.leeway = current_app.config["EVALUAITOR_CLOCK_SKEW"]
+    config = current_app.config
+    launch.leeway = config["EVALUAITOR_CLOCK_SKEW"]
+    launch.key_sets = PlatformKeySets(
+        redis_connection(),
+        outbound.Limits(
+            config["EVALUAITOR_JWKS_TIMEOUT"],
+            MAX_KEY_SET_BYTES,
+            bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
+        ),
+    )
     try:
         launch.validate()
     except LtiException as exc:

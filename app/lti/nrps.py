@@ -139,6 +139,7 @@ def course_roster(platform: Platform, course: Course | None, config: Mapping[str
             keys.active_key(config["EVALUAITOR_KEY_DIR"]),
             redis_connection(),
             timeout=config["EVALUAITOR_NRPS_TIMEOUT"],
+            allow_private=bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
         ) as client:
             members = client.members(
                 course.memberships_url, page_size=config["EVALUAITOR_NRPS_PAGE_SIZE"]

@@ -175,6 +175,7 @@ def ags_client(activity: Activity) -> AgsClient:
         redis_connection(),
         scopes=activity.ags_scopes,
         timeout=config["EVALUAITOR_AGS_TIMEOUT"],
+        allow_private=bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
     )
 
 

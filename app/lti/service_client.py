@@ -4,6 +4,10 @@ authorised request with a retry on 401, and failures translated into one error t
 AGS (:mod:`app.lti.ags`) and NRPS (:mod:`app.lti.nrps`) subclass :class:`ServiceClient` and
 set ``error`` to their own :class:`ServiceError` subclass. Access tokens are cached in Redis
 per platform and scope set until shortly before they expire.
+
+The token URL came from whoever registered the platform and the service URLs from its
+launches, so requests go through :mod:`app.outbound` (public addresses only unless allowed,
+one deadline per request, a size cap).
 """
 
 from __future__ import annotations
@@ -18,12 +22,15 @@ import httpx
 import jwt
 from redis import Redis
 
+from app import outbound
 from app.lti import claims
 from app.lti.keys import ToolKey
 from app.models import Platform
 
 TOKEN_SAFETY_MARGIN = 30
 ASSERTION_LIFETIME = 300
+#: A page of members or results is a few hundred kilobytes at most.
+MAX_ANSWER_BYTES = 10 * 1024 * 1024
 
 
 class ServiceError(Exception):
@@ -48,13 +55,13 @@ class ServiceClient:
         *,
         scopes: list[str] | None = None,
         timeout: float = 20.0,
-        transport: httpx.BaseTransport | None = None,
+        allow_private: bool = False,
     ) -> None:
         self._platform = platform
         self._granted = set(scopes or ())
         self._key = key
         self._redis = redis
-        self._http = httpx.Client(timeout=timeout, transport=transport)
+        self._http = outbound.client(outbound.Limits(timeout, MAX_ANSWER_BYTES, allow_private))
 
     def close(self) -> None:
         self._http.close()
@@ -79,11 +86,9 @@ class ServiceClient:
 
     def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
-            return self._http.request(method, url, **kwargs)
-        except httpx.TimeoutException as exc:
-            raise self.error(f"{method} {safe_url(url)} timed out", retryable=True) from exc
-        except httpx.HTTPError as exc:
-            raise self.error(f"{method} {safe_url(url)} failed: {exc}", retryable=True) from exc
+            return outbound.fetch(self._http, method, url, **kwargs)
+        except outbound.OutboundError as exc:
+            raise self.error(str(exc), retryable=exc.retryable) from exc
 
     def _access_token(self, scopes: list[str], *, refresh: bool) -> str:
         scope = " ".join(sorted(scopes))
