@@ -317,6 +317,8 @@ def fetch(http: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.Res
         response = http.request(method, url, **kwargs)
     except OutboundError as exc:
         raise OutboundError(f"{what}: {exc}", summary=exc.summary) from exc
+    except httpx.InvalidURL as exc:  # not an HTTPError: e.g. an IPv4 host httpx cannot read
+        raise _Refused(f"{what}: {exc}") from exc
     except httpx.TimeoutException as exc:
         raise OutboundError(
             f"{what}: timed out ({type(exc).__name__})", summary="timed out", retryable=True
