@@ -71,6 +71,7 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # callbacks) may go to private, loopback, link-local and other non-public addresses. Off:
     # whoever opens /lti/register could make us call our own network. On for labs and a
     # Moodle on 127.0.0.1. Read from EVALUAITOR_CALLBACK_ALLOW_PRIVATE too (its old name).
+    # Unset, it follows EVALUAITOR_PRACTICE: the practice platform lives on localhost.
     "EVALUAITOR_ALLOW_PRIVATE_URLS": 0,
     # Seconds a launch waits for the platform's public keys (the whole request).
     "EVALUAITOR_JWKS_TIMEOUT": 5.0,
@@ -99,6 +100,9 @@ def load(instance_path: str) -> dict[str, Any]:
         names = (key, *_FORMER_NAMES.get(key, ()))
         raw = next((env[name] for name in names if env.get(name) not in (None, "")), None)
         config[key] = type(default)(raw) if raw not in (None, "") else default
+    private = ("EVALUAITOR_ALLOW_PRIVATE_URLS", *_FORMER_NAMES["EVALUAITOR_ALLOW_PRIVATE_URLS"])
+    if all(env.get(name) in (None, "") for name in private):
+        config["EVALUAITOR_ALLOW_PRIVATE_URLS"] = config["EVALUAITOR_PRACTICE"]
 
     instance = Path(instance_path)
     config["DATABASE_URL"] = config["DATABASE_URL"] or f"sqlite:///{instance / 'evaluaitor.db'}"
