@@ -22,6 +22,7 @@ from app.grading import registry
 from app.lti import nrps, passback
 from app.lti.session import LaunchSession
 from app.models import Activity, PushStatus, ScorePush, Submission, SubmissionStatus
+from app.text import clean_name
 from app.web.blueprint import activity_submission, bp, safe_return_url, staff_session
 
 #: Short confirmations shown after an action (keys in the redirect, never free text).
@@ -97,9 +98,10 @@ def download(token: str, submission_id: int):
 
 
 def download_name(submission: Submission) -> str:
-    """The student's file name without path parts, control characters, quotes or characters
-    file systems refuse; the extension was checked against the accepted ones on upload."""
-    name = Path(submission.original_filename.replace("\\", "/"))
+    """The student's file name without path parts, hidden or control characters, quotes or
+    characters file systems refuse; the extension was checked against the accepted ones on
+    upload."""
+    name = Path(clean_name(submission.original_filename).replace("\\", "/"))
     stem = _UNSAFE.sub("_", name.stem).strip(" ._") or "submission"
     return f"attempt{submission.attempt}-{stem[:100]}{name.suffix.lower()}"
 
