@@ -24,10 +24,9 @@ ADMIN_TOKEN = "admin-token-for-tests-only"
 
 @pytest.fixture(autouse=True)
 def api_settings(app):
-    """The admin token set, callbacks allowed to 127.0.0.1 and retried at once."""
+    """The admin token set, callbacks retried at once (the app fixture allows 127.0.0.1)."""
     app.config.update(
         EVALUAITOR_ADMIN_TOKEN=ADMIN_TOKEN,
-        EVALUAITOR_CALLBACK_ALLOW_PRIVATE=1,
         EVALUAITOR_CALLBACK_RETRY_INTERVALS=[0, 0],
         EVALUAITOR_CALLBACK_TIMEOUT=0.5,
     )
