@@ -20,6 +20,7 @@ from sqlalchemy.orm import selectinload
 from app.extensions import db
 from app.lti.nrps import Roster
 from app.models import Activity, Grade, LtiUser, ScorePush, Submission, SubmissionStatus
+from app.text import clean_name
 
 #: ``status`` filter value for students without a submission.
 NO_SUBMISSION = "none"
@@ -224,13 +225,13 @@ CSV_COLUMNS = (
     "gradebook",
     "submitted_at",
 )
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+_FORMULA_START = ("=", "+", "-", "@")  # after clean_name: no leading blanks or controls
 
 
 def to_csv(rows: Iterable[StudentRow]) -> str:
-    """The gradebook as CSV. Text cells that a spreadsheet would run as a formula are
-    prefixed with an apostrophe (OWASP's advice), so a student named ``=HYPERLINK(...)``
-    stays text."""
+    """The gradebook as CSV. Text cells lose hidden characters (app.text), and those that a
+    spreadsheet would run as a formula are prefixed with an apostrophe (OWASP's advice), so a
+    student named ``=HYPERLINK(...)`` stays text."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
@@ -255,7 +256,7 @@ def to_csv(rows: Iterable[StudentRow]) -> str:
 
 
 def _cell(text: str) -> str:
-    text = text or ""
+    text = clean_name(text)
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 

@@ -26,6 +26,7 @@ from app.grading import service as grading
 from app.jobs import queue
 from app.lti import passback
 from app.models import Activity, AuditEvent, Grade, ScorePush, Submission, SubmissionStatus
+from app.text import clean_name
 
 MAX_FEEDBACK_CHARS = 20_000
 _MODEL_NAME = re.compile(r"^[\w.:/@+-]{1,200}$")
@@ -302,7 +303,7 @@ def _criteria(ai: list[dict[str, Any]], typed: dict[int, str]) -> list[dict[str,
         value = _number(
             typed.get(index, ""),
             float(criterion.get("max") or 0),
-            criterion.get("name") or _("A criterion"),
+            clean_name(criterion.get("name")) or _("A criterion"),
             minimum=min(0.0, ai_score or 0.0),
         )
         if value is not None and value != ai_score:

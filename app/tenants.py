@@ -15,6 +15,10 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Organization, Platform
+from app.text import clean_name
+
+#: Length of ``organization.name``.
+NAME_CHARS = 200
 
 
 def upsert_organization(
@@ -22,8 +26,10 @@ def upsert_organization(
 ) -> tuple[Organization, bool]:
     """The organization with this external id, created or updated; and whether it is new.
 
-    Uncommitted: the caller commits with whatever else it changes.
+    The name is shown on the admin page: it is stored cleaned (app.text). Uncommitted: the
+    caller commits with whatever else it changes.
     """
+    name = clean_name(name, NAME_CHARS) if name is not None else None
     org = db.session.scalar(select(Organization).where(Organization.external_id == external_id))
     created = org is None
     if org is None:

@@ -25,6 +25,7 @@ flag hidden characters instead of silently removing them; this module is about l
 from __future__ import annotations
 
 import unicodedata
+from pathlib import PurePosixPath
 
 #: Longest name kept (characters); file names are stored in 255.
 NAME_MAX_CHARS = 255
@@ -66,3 +67,14 @@ def clean_text(value: str | None) -> str:
         elif category not in _REMOVED and category != "Cc":
             kept.append(char)
     return unicodedata.normalize("NFC", "".join(kept))
+
+
+def clean_filename(raw: str | None, limit: int = NAME_MAX_CHARS) -> str:
+    """An uploaded file's name as stored and shown: no folders (from either kind of slash),
+    cleaned like a name, and cut in its stem so the extension survives; "" if nothing is left.
+    """
+    name = clean_name(PurePosixPath((raw or "").replace("\\", "/")).name, limit=len(raw or ""))
+    if len(name) <= limit:
+        return name
+    suffix = PurePosixPath(name).suffix[:limit]
+    return name[: limit - len(suffix)].rstrip() + suffix

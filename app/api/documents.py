@@ -13,6 +13,7 @@ from app.api.schemas import (
     utc,
 )
 from app.models import Evaluation, EvaluationStatus
+from app.text import clean_name
 
 #: States that have a result document.
 WITH_RESULT = (EvaluationStatus.COMPLETED, EvaluationStatus.NEEDS_REVIEW)
@@ -71,7 +72,7 @@ def summary(evaluation: Evaluation) -> EvaluationSummary:
         status=evaluation.status,
         evaluator_id=evaluation.evaluator_id,
         plugin_name=evaluation.plugin_name,
-        original_filename=evaluation.original_filename,
+        original_filename=clean_name(evaluation.original_filename),
         client_reference=evaluation.client_reference,
         created_at=utc(evaluation.created_at),
         finished_at=utc(evaluation.finished_at),

@@ -45,6 +45,7 @@ from app.models import (
     SubmissionStatus,
 )
 from app.models.base import as_utc
+from app.text import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -294,8 +295,9 @@ _MARKDOWN = re.compile(r"(\*\*|__|`{1,3}|^#{1,6}\s*|^>\s?)", re.MULTILINE)
 
 
 def plain_comment(feedback: str, limit: int) -> str:
-    """The feedback as plain text for the gradebook, trimmed on a word boundary."""
-    text = _MARKDOWN.sub("", feedback or "").strip()
+    """The feedback as plain text for the gradebook, trimmed on a word boundary; without
+    hidden characters, since it may quote the student's file name or text (app.text)."""
+    text = _MARKDOWN.sub("", clean_text(feedback)).strip()
     if len(text) <= limit:
         return text
     cut = text[: limit - 1].rsplit(" ", 1)[0]
