@@ -1,4 +1,5 @@
-"""Accepting a student's upload: check it, store it durably, then hand it to the queue.
+"""Accepting a student's upload: check it (its kind, and that it opens), store it durably,
+then hand it to the queue.
 
 Order matters for "nothing lost": the file is written and the rows (the submission and its
 "submitted" score push) are committed in one transaction *before* anything is enqueued. If
@@ -20,11 +21,12 @@ from sqlalchemy.exc import IntegrityError
 from app.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
 from app.errors import FileTooLarge, UploadError
 from app.extensions import db
-from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, sniff
+from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, check, sniff
 from app.i18n import localize
 from app.jobs import queue
 from app.lti import passback
 from app.models import Activity, LtiUser, Submission, SubmissionStatus
+from app.text import clean_filename
 from app.uploads import IncomingFile, incoming_dir
 
 MAX_COMMENT_CHARS = 5000
@@ -78,12 +80,14 @@ def _store(
         )
     try:
         kind = sniff(filename, incoming.head)
+        accepted = accepted_kinds(activity)
+        if kind not in accepted:
+            names = ", ".join(str(label) for k, label in KIND_LABELS.items() if k in accepted)
+            raise UploadError(_("This activity only accepts: %(kinds)s.", kinds=names))
+        incoming.flush()
+        check(incoming.path, kind)  # a damaged document is refused now, not when graded
     except ExtractionError as exc:
         raise UploadError(localize(exc.user_message)) from exc
-    accepted = accepted_kinds(activity)
-    if kind not in accepted:
-        names = ", ".join(str(label) for k, label in KIND_LABELS.items() if k in accepted)
-        raise UploadError(_("This activity only accepts: %(kinds)s.", kinds=names))
 
     attempt = 1 + (
         db.session.scalar(
@@ -143,7 +147,7 @@ def attempts_left(activity: Activity, user_id: int) -> int | None:
 
 
 def _clean_filename(raw: str | None) -> str:
-    name = Path((raw or "").replace("\\", "/")).name.strip()
+    name = clean_filename(raw)
     if not name:
         raise UploadError(_("Choose a file to upload."))
     if Path(name).suffix.lower() not in ACCEPTED_EXTENSIONS:
@@ -151,4 +155,4 @@ def _clean_filename(raw: str | None) -> str:
         raise UploadError(
             _("This type of file is not accepted. Accepted types: %(types)s.", types=accepted)
         )
-    return name[:255]
+    return name

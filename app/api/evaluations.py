@@ -23,12 +23,13 @@ from app.api import callbacks
 from app.api.errors import ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
 from app.api.schemas import ListQuery, SubmissionForm
 from app.extensions import db, redis_connection
-from app.extract import EmptyFileError, ExtractionError, UnsupportedFileError, sniff
+from app.extract import ExtractionError, UnsupportedFileError, check, sniff
 from app.grading import registry
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, parse_rubric
 from app.jobs import queue
 from app.models import Evaluation, EvaluationStatus, Organization
+from app.text import clean_filename
 from app.uploads import IncomingFile, incoming_dir
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def submit(
                 "callback_url: this organization has no callback secret yet; an administrator "
                 "creates one with 'evaluaitor org callback-secret'."
             )
-    name = Path((filename or "").replace("\\", "/")).name.strip()[:255]
+    name = clean_filename(filename)
     if not name:
         raise InvalidRequest("file: a file is required (multipart field 'file').")
     incoming = stream
@@ -138,17 +139,20 @@ def _rubric(form: SubmissionForm) -> dict | None:
 
 
 def _kind(name: str, incoming: IncomingFile, accepted: tuple[str, ...], plugin: str) -> str:
-    """The file's real kind (from its bytes), if the strategy grades that kind."""
+    """The file's real kind (from its bytes), if the strategy grades that kind and the
+    document opens (a damaged or password-protected one is refused now, not when graded)."""
     try:
         kind = sniff(name, incoming.head)
-    except EmptyFileError as exc:
-        raise InvalidRequest(f"file: {exc.user_message}") from exc
-    except (UnsupportedFileError, ExtractionError) as exc:
+        if kind.value not in accepted:
+            raise UnsupportedMediaType(
+                f"file: the strategy {plugin} grades only these kinds: {', '.join(accepted)}."
+            )
+        incoming.flush()
+        check(incoming.path, kind)
+    except UnsupportedFileError as exc:
         raise UnsupportedMediaType(f"file: {exc.user_message}") from exc
-    if kind.value not in accepted:
-        raise UnsupportedMediaType(
-            f"file: the strategy {plugin} grades only these kinds: {', '.join(accepted)}."
-        )
+    except ExtractionError as exc:  # empty, damaged, password-protected
+        raise InvalidRequest(f"file: {exc.user_message}") from exc
     return kind.value
 
 

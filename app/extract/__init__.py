@@ -1,8 +1,8 @@
 """Turning an uploaded document into text a grader can read.
 
-Two steps, at two moments: ``sniff`` when the upload arrives (is it what its name says, and do we
-accept it?), and ``extract`` when it is graded (the full text). Every refusal is an
-``ExtractionError`` whose ``user_message`` can be shown to the student as is.
+Three steps, at two moments: when the upload arrives, ``sniff`` (is it what its name says, and do
+we accept it?) and ``check`` (does it open?); when it is graded, ``extract`` (the full text). Every
+refusal is an ``ExtractionError`` whose ``user_message`` can be shown to the student as is.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from app.extract.errors import (
 )
 from app.extract.extraction import Extraction
 from app.extract.kinds import ACCEPTED_EXTENSIONS, Kind
-from app.extract.pdf import extract_pdf
+from app.extract.pdf import check_pdf, extract_pdf
 from app.extract.sniff import sniff
 from app.extract.text import extract_text
-from app.extract.word import extract_docx
+from app.extract.word import check_docx, extract_docx
 
 __all__ = [
     "ACCEPTED_EXTENSIONS",
@@ -34,9 +34,26 @@ __all__ = [
     "Kind",
     "NoTextError",
     "UnsupportedFileError",
+    "check",
     "extract",
     "sniff",
 ]
+
+
+def check(path: Path | str, kind: Kind) -> None:
+    """Refuse a document that does not open, before anything is stored: a truncated or garbled
+    PDF, a PDF with a password, a Word file whose archive or XML is broken. Every upload path
+    (students' submissions, API evaluations, teachers' reference material) calls it on the
+    size-capped upload. It reads the file's structure, not its text: a PDF's cross-reference
+    table and page tree (at most ``pdf.MAX_UPLOAD_PAGES`` pages), a Word file's parts. Text
+    kinds were already read by ``sniff``.
+    """
+    path = Path(path)
+    kind = Kind(kind)
+    if kind is Kind.PDF:
+        check_pdf(path)
+    elif kind is Kind.DOCX:
+        check_docx(path)
 
 
 def extract(path: Path | str, kind: Kind) -> Extraction:

@@ -12,8 +12,10 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import docx
+from docx.document import Document as DocxDocument
 from docx.opc.exceptions import OpcError
 from docx.oxml.ns import qn
 from lxml import etree
@@ -61,15 +63,42 @@ CORRUPT_MESSAGE = N_(
 )
 
 
-def extract_docx(path: Path) -> Extraction:
-    """Body text of a Word document; the package is vetted before python-docx opens it."""
+def check_docx(path: Path) -> None:
+    """Refuse, at upload, a Word document that does not open: not a complete zip, no main
+    document, a part that does not inflate or fails its checksum, or a main document that is
+    not well-formed XML (CorruptFileError); or one too large to process (UnsupportedFileError).
+
+    It streams rather than letting python-docx build the document: a 200 KB upload can hold
+    50 MB of XML, which python-docx turns into 400 MB of objects, in the web worker.
+    """
     _check_package(path)
     try:
-        document = docx.Document(str(path))
+        with zipfile.ZipFile(path) as archive:
+            broken = archive.testzip()  # inflates every part in chunks, checking its CRC
+            if broken is not None:
+                raise zipfile.BadZipFile(f"{broken} fails its checksum")
+            with archive.open(MAIN_PART) as part:
+                _parse_streaming(part)
     except _DOCX_FAILURES as exc:
-        detail = f"python-docx could not open it: {type(exc).__name__}: {exc}"
+        detail = f"the package does not open: {type(exc).__name__}: {exc}"
         raise CorruptFileError(CORRUPT_MESSAGE, detail) from exc
 
+
+def _parse_streaming(source: IO[bytes]) -> None:
+    """Parse the main document to its end in constant memory (no entities, no network), one
+    paragraph or table at a time; errors raise."""
+    events = etree.iterparse(
+        source, events=("end",), tag=(_P, _TBL), resolve_entities=False, no_network=True
+    )
+    for _event, element in events:
+        element.clear()
+        while element.getprevious() is not None:  # drop what was already read
+            del element.getparent()[0]
+
+
+def extract_docx(path: Path) -> Extraction:
+    """Body text of a Word document; the package is vetted before python-docx opens it."""
+    document = _open(path)
     text = "\n".join(_lines(document.element.body))
     if not text.strip():
         raise NoTextError(
@@ -80,6 +109,16 @@ def extract_docx(path: Path) -> Extraction:
             "DOCX body has no text",
         )
     return Extraction.from_raw(text, kind=Kind.DOCX, method="python-docx")
+
+
+def _open(path: Path) -> DocxDocument:
+    """The document as python-docx reads it, once its zip directory has been vetted."""
+    _check_package(path)
+    try:
+        return docx.Document(str(path))
+    except _DOCX_FAILURES as exc:
+        detail = f"python-docx could not open it: {type(exc).__name__}: {exc}"
+        raise CorruptFileError(CORRUPT_MESSAGE, detail) from exc
 
 
 def _check_package(path: Path) -> None:

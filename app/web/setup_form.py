@@ -15,7 +15,7 @@ from typing import Any
 from flask_babel import gettext as _
 from werkzeug.datastructures import FileStorage, MultiDict
 
-from app.extract import ExtractionError, Kind, extract, sniff
+from app.extract import ExtractionError, Kind, check, extract, sniff
 from app.grading.base import GradingPlugin
 from app.i18n import localize
 from app.uploads import IncomingFile, incoming_dir
@@ -165,6 +165,7 @@ def reference_text(upload: FileStorage, data_dir: str, limit_bytes: int) -> str:
         if kind not in REFERENCE_KINDS:
             raise ValueError(_("Reference material must be a PDF, Word, text or Markdown file."))
         incoming.flush()
+        check(incoming.path, kind)  # bounded: extract alone would walk a 100 000-page PDF
         text = extract(incoming.path, kind).text.strip()
     except ExtractionError as exc:
         raise ValueError(localize(exc.user_message)) from exc

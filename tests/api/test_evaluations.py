@@ -12,7 +12,7 @@ from app.extensions import db, redis_connection
 from app.jobs import queue
 from app.models import Evaluation, EvaluationStatus
 from tests.api.conftest import submit
-from tests.conftest import run_jobs
+from tests.conftest import DATA, run_jobs
 from tests.documents import ESSAY, pdf_bytes
 
 GOOD_REPLY = "Clear and accurate.\n\n**Strengths:** uses the right terms.\n\nFinal score: 8/10"
@@ -97,13 +97,14 @@ def test_without_a_model_a_deterministic_tree_still_completes(tenant):
     assert "mentions chlorophyll" in str(names)
 
 
-def test_a_corrupt_pdf_fails_in_the_worker_with_a_readable_message(tenant):
-    corrupt = b"%PDF-1.7\n" + b"\x00garbage" * 200
-    code = submit(tenant.client, "essay.pdf", corrupt).json()["job_code"]
+def test_a_pdf_without_text_fails_in_the_worker_with_a_readable_message(tenant):
+    scan = (DATA / "pdf/imagemagick-images.pdf").read_bytes()  # opens: accepted at submission
+    code = submit(tenant.client, "essay.pdf", scan).json()["job_code"]
     run_jobs()
     status = tenant.client.get(f"/evaluations/{code}/status").json()
     assert status["status"] == "failed"
-    assert status["error_message"] and "Traceback" not in status["error_message"]
+    assert "no text layer" in status["error_message"]
+    assert "Traceback" not in status["error_message"]
 
 
 @pytest.mark.parametrize(
@@ -122,6 +123,7 @@ def test_a_corrupt_pdf_fails_in_the_worker_with_a_readable_message(tenant):
         ("essay.txt", b"   ", {}, 422, "file"),
         ("photo.png", b"\x89PNG\r\n\x1a\n" + b"0" * 100, {}, 415, "file"),
         ("essay.pdf", b"\x89PNG\r\n\x1a\n" + b"0" * 100, {}, 415, "PNG"),
+        ("essay.pdf", b"%PDF-1.7\n" + b"\x00garbage" * 200, {}, 422, "damaged or incomplete"),
         ("main.py", b"print(1)\n", {"plugin_name": "code_judge"}, 422, "plugin_params"),
         ("essay.txt", None, {"plugin_name": "code_judge", "plugin_params": {"tests": [
             {"name": "one", "stdin": "", "expected_stdout": "1"}]}}, 415, "code"),
@@ -129,8 +131,8 @@ def test_a_corrupt_pdf_fails_in_the_worker_with_a_readable_message(tenant):
     ids=[
         "bad-json-params", "metadata-not-object", "bad-json-metadata", "unknown-plugin",
         "param-out-of-range", "unknown-param", "bad-rubric", "negative-max", "ftp-callback",
-        "unknown-field", "empty-file", "wrong-extension", "renamed-png", "params-required",
-        "kind-not-graded",
+        "unknown-field", "empty-file", "wrong-extension", "renamed-png", "corrupt-pdf",
+        "params-required", "kind-not-graded",
     ],
 )  # fmt: skip
 def test_bad_submissions_are_refused_with_the_field_named(

@@ -52,7 +52,7 @@ def test_errors_carry_a_user_message(error: type[ExtractionError]) -> None:
 
 def test_public_names() -> None:
     expected = (
-        "sniff extract Kind Extraction ExtractionError UnsupportedFileError EmptyFileError "
+        "sniff check extract Kind Extraction ExtractionError UnsupportedFileError EmptyFileError "
         "CorruptFileError EncryptedFileError NoTextError ACCEPTED_EXTENSIONS"
     )
     assert set(extract_package.__all__) == set(expected.split())
