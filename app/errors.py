@@ -9,6 +9,7 @@ and an HTTP status. Browser routes get an accessible HTML page; JSON routes (``/
 from __future__ import annotations
 
 import logging
+import math
 
 from flask import Flask, current_app, jsonify, render_template, request
 from flask_babel import force_locale
@@ -29,6 +30,10 @@ class EvaluaitorError(Exception):
         if user_message:
             self.user_message = user_message
         super().__init__(detail or self.user_message)
+
+    def response_headers(self) -> dict[str, str]:
+        """Headers the error response needs besides its body (a 429's ``Retry-After``)."""
+        return {}
 
 
 class IllegalTransition(EvaluaitorError):
@@ -78,6 +83,35 @@ class Forbidden(EvaluaitorError):
     status_code = 403
     code = "forbidden"
     user_message = _l("You do not have access to this page.")
+
+
+class SwitchedOff(Forbidden):
+    """A valid page token whose platform, deployment or organization an admin switched off:
+    access ends at once, however young the token."""
+
+    code = "switched_off"
+    user_message = _l(
+        "This activity is switched off for your platform; ask your LMS administrator."
+    )
+
+
+class TooManyAttempts(EvaluaitorError):
+    """Too many failed sign-ins from one address: refused, even with the right token, until
+    the lockout ends; ``Retry-After`` says when."""
+
+    status_code = 429
+    code = "too_many_attempts"
+
+    def __init__(self, retry_after: int, *, detail: str | None = None) -> None:
+        self.retry_after = retry_after
+        message = _l(
+            "Too many failed attempts from your address. Try again in %(minutes)s min.",
+            minutes=math.ceil(retry_after / 60),
+        )
+        super().__init__(message, detail=detail)
+
+    def response_headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 class NotFound(EvaluaitorError):
@@ -148,7 +182,8 @@ def init_app(app: Flask) -> None:
         level = logging.ERROR if exc.status_code >= 500 else logging.WARNING
         with force_locale("en"):  # the log reads the same whoever caused the error
             log.log(level, "%s on %s: %s", type(exc).__name__, request.path, exc)
-        return _respond(exc.status_code, exc.code, exc.user_message)
+        body, status = _respond(exc.status_code, exc.code, exc.user_message)
+        return body, status, exc.response_headers()
 
     @app.errorhandler(RequestEntityTooLarge)
     def handle_too_large(exc: RequestEntityTooLarge):

@@ -21,10 +21,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from app.activities import copy_settings
-from app.errors import LaunchError, SessionExpired
+from app.errors import LaunchError, SessionExpired, SwitchedOff
 from app.extensions import db
 from app.lti import claims, deep_linking
-from app.models import Activity, Course, Deployment, LtiUser, Platform
+from app.models import Activity, Course, Deployment, LtiUser, Organization, Platform
 
 _SALT = "evaluaitor.launch-session"
 
@@ -50,7 +50,19 @@ def issue_token(session: LaunchSession) -> str:
 
 
 def load(token: str) -> LaunchSession:
-    """The session a page token stands for; expired or forged tokens raise SessionExpired."""
+    """The session a page token stands for, if it still grants access.
+
+    Every route under ``/l/<token>/`` turns its token into access here, and only here.
+    Expired or forged tokens raise SessionExpired; a token whose platform, deployment or
+    organization an admin has switched off raises SwitchedOff, at once: the signature alone
+    would keep it working until it expires.
+    """
+    session = _decode(token)
+    _check_switched_on(session)
+    return session
+
+
+def _decode(token: str) -> LaunchSession:
     try:
         data = _serializer().loads(token, max_age=current_app.config["EVALUAITOR_LAUNCH_TTL"])
         return LaunchSession(**data)
@@ -58,10 +70,29 @@ def load(token: str) -> LaunchSession:
         raise SessionExpired() from exc
 
 
+def _check_switched_on(session: LaunchSession) -> None:
+    """One indexed query per request: the activity's platform, deployment and organization
+    (a platform without one counts as on) must all be on."""
+    row = db.session.execute(
+        select(Platform.is_active, Deployment.is_active, Organization.is_active)
+        .select_from(Activity)
+        .join(Platform, Platform.id == Activity.platform_id)
+        .join(Deployment, Deployment.id == Activity.deployment_id)
+        .outerjoin(Organization, Organization.id == Platform.organization_id)
+        .where(Activity.id == session.activity_id, Activity.platform_id == session.platform_id)
+    ).first()
+    if row is None:  # the activity (or its platform) was deleted
+        raise SessionExpired(detail=f"no activity {session.activity_id}")
+    platform_on, deployment_on, organization_on = row
+    if not (platform_on and deployment_on and organization_on is not False):
+        raise SwitchedOff(detail=f"platform {session.platform_id} or its deployment is off")
+
+
 def peek_locale(token: str) -> str | None:
-    """The locale in a page token, or None when the token is not valid (no error here)."""
+    """The locale in a page token, or None when the token is not valid (no error, and no
+    database query: the error page of a refused token still speaks its language)."""
     try:
-        return load(token).locale
+        return _decode(token).locale
     except SessionExpired:
         return None
 
@@ -75,6 +106,7 @@ def record_launch(
     default_max_score: float,
 ) -> LaunchSession:
     """Create or update the rows a resource-link launch describes; return its new session."""
+    _check_organization(platform)
     return _retrying(_record, platform, deployment, body, launch_id, default_max_score)
 
 
@@ -83,7 +115,16 @@ def record_deep_link(
 ) -> LaunchSession:
     """A deep-linking launch: a new draft activity (no resource link until its first launch)
     for the teacher to set up; return its session."""
+    _check_organization(platform)
     return _retrying(_record_draft, platform, deployment, body, launch_id)
+
+
+def _check_organization(platform: Platform) -> None:
+    """Launches of a switched-off platform or deployment never get this far (see
+    app.lti.tool_config); one into a switched-off organization is refused here, before it
+    records anything."""
+    if platform.organization is not None and not platform.organization.is_active:
+        raise SwitchedOff(detail=f"organization of platform {platform.id} is off")
 
 
 def _retrying(record: Callable[..., LaunchSession], *args: Any) -> LaunchSession:
