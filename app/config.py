@@ -65,6 +65,11 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_REGISTRATION_AUTO_ACTIVATE": 0,
     # Hours an /admin sign-in lasts.
     "EVALUAITOR_ADMIN_SESSION_HOURS": 8,
+    # Failed sign-ins (the /admin token, REST API bearer tokens) per client address and window
+    # (seconds, from the first failure); past them the address is refused, the right token
+    # included, until the window ends.
+    "EVALUAITOR_SIGN_IN_MAX_FAILURES": 5,
+    "EVALUAITOR_SIGN_IN_FAILURE_WINDOW": 900,
     # REST API callbacks: seconds per delivery attempt.
     "EVALUAITOR_CALLBACK_TIMEOUT": 10.0,
     # 1: requests to URLs that others chose (Dynamic Registration, an LMS's keys and services,

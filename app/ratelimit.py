@@ -38,3 +38,17 @@ def hit(redis: Redis, key: str, limit: int, window: int) -> RetryAfter | None:
     if count <= limit:
         return None
     return RetryAfter(max(int(ttl), 1))
+
+
+def peek(redis: Redis, key: str, limit: int) -> RetryAfter | None:
+    """Whether ``key`` has used up its ``limit`` calls in the current window, without counting
+    one: for limits on failures, which are checked before an attempt and counted only when it
+    fails (sign-in lockouts, see app.admin.auth)."""
+    name = PREFIX + key
+    with redis.pipeline(transaction=False) as pipe:
+        pipe.get(name)
+        pipe.ttl(name)
+        count, ttl = pipe.execute()
+    if count is None or int(count) < limit:
+        return None
+    return RetryAfter(max(int(ttl), 1))

@@ -1,17 +1,53 @@
-"""Signing in to /admin with EVALUAITOR_ADMIN_TOKEN.
+"""Signing in to /admin with EVALUAITOR_ADMIN_TOKEN, and the lockout after failed sign-ins.
 
-The session holds an HMAC of the token, not the token: changing the token signs every
-admin out, and a leaked cookie does not reveal it. Comparisons are constant-time.
+The cookie (Flask's signed session) holds only a random session id; the session itself is a
+Redis record, named by the id's SHA-256 and expiring after EVALUAITOR_ADMIN_SESSION_HOURS,
+that holds an HMAC of the token. Signing out deletes the record, so a copied cookie stops
+working at once; changing the token signs everyone out (the HMAC no longer matches); neither
+the cookie nor Redis reveals the token. Comparisons are constant-time. Without Redis no admin
+page opens (:class:`AdminUnavailable`): sign-ins cannot be checked, so they fail closed.
+
+Failed sign-ins are counted per client address (:mod:`app.ratelimit`): past
+EVALUAITOR_SIGN_IN_MAX_FAILURES in a window of EVALUAITOR_SIGN_IN_FAILURE_WINDOW seconds the
+address is refused (429, the right token included) until the window ends. The REST API's
+bearer tokens use the same lockout under a scope of their own (:mod:`app.api.auth`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from flask import current_app, session
+from flask import current_app, request, session
+from flask_babel import lazy_gettext as _l
+from redis import Redis
+from redis.exceptions import RedisError
+
+from app import ratelimit
+from app.errors import EvaluaitorError, TooManyAttempts
+from app.extensions import redis_connection
+
+log = logging.getLogger(__name__)
 
 _SESSION_KEY = "admin"
+_RECORD_PREFIX = "evaluaitor:admin-session:"
+#: The lockout scope of /admin sign-ins.
+SIGN_IN = "admin-sign-in"
+
+
+class AdminUnavailable(EvaluaitorError):
+    """Redis, which holds the admin sessions and the sign-in lockout, did not answer."""
+
+    status_code = 503
+    code = "admin_unavailable"
+    user_message = _l(
+        "The admin page cannot check sign-ins right now: its session store (Redis) is not "
+        "reachable. Try again in a minute."
+    )
 
 
 def configured_token() -> str | None:
@@ -23,22 +59,81 @@ def _fingerprint(token: str) -> str:
     return hmac.new(key, b"evaluaitor.admin:" + token.encode(), hashlib.sha256).hexdigest()
 
 
+def _record_key(session_id: str) -> str:
+    return _RECORD_PREFIX + hashlib.sha256(session_id.encode()).hexdigest()
+
+
+@contextmanager
+def _store() -> Iterator[Redis]:
+    """Redis for the admin sessions; its errors become AdminUnavailable (fail closed)."""
+    try:
+        yield redis_connection()
+    except RedisError as exc:
+        raise AdminUnavailable(detail=f"admin session store: {exc}") from exc
+
+
 def sign_in(submitted: str) -> bool:
-    """Start an admin session if ``submitted`` is the configured token."""
+    """Start an admin session if ``submitted`` is the configured token; False (and a failure
+    counted) if not. Raises TooManyAttempts while this address is locked out."""
     token = configured_token()
-    if not token or not hmac.compare_digest(submitted.encode(), token.encode()):
-        return False
+    with _store() as redis:
+        refuse_if_locked_out(redis, SIGN_IN)
+        if not token or not hmac.compare_digest(submitted.encode(), token.encode()):
+            count_failure(redis, SIGN_IN)
+            return False
+        _forget(redis)
+        session_id = secrets.token_urlsafe(32)
+        hours = current_app.config["EVALUAITOR_ADMIN_SESSION_HOURS"]
+        redis.set(_record_key(session_id), _fingerprint(token), ex=int(hours * 3600))
     session.clear()  # a fresh session (and CSRF token) after signing in
-    session.permanent = True  # expires after EVALUAITOR_ADMIN_SESSION_HOURS
-    session[_SESSION_KEY] = _fingerprint(token)
+    session.permanent = True  # the cookie expires with the record
+    session[_SESSION_KEY] = session_id
     return True
 
 
 def sign_out() -> None:
+    """End the session on the server first: a copy of the cookie must not outlive it."""
+    with _store() as redis:
+        _forget(redis)
     session.clear()
+
+
+def _forget(redis: Redis) -> None:
+    session_id = session.get(_SESSION_KEY)
+    if isinstance(session_id, str):
+        redis.delete(_record_key(session_id))
 
 
 def is_signed_in() -> bool:
     token = configured_token()
-    held = session.get(_SESSION_KEY)
-    return bool(token and isinstance(held, str)) and hmac.compare_digest(held, _fingerprint(token))
+    session_id = session.get(_SESSION_KEY)
+    if not token or not isinstance(session_id, str):
+        return False
+    with _store() as redis:
+        held = redis.get(_record_key(session_id))
+    return held is not None and hmac.compare_digest(held, _fingerprint(token).encode())
+
+
+def refuse_if_locked_out(redis: Redis, scope: str) -> None:
+    """Raise TooManyAttempts while the client's address has used up its failed sign-ins."""
+    limit = current_app.config["EVALUAITOR_SIGN_IN_MAX_FAILURES"]
+    wait = ratelimit.peek(redis, _failures_key(scope), limit)
+    if wait is not None:
+        raise TooManyAttempts(wait.seconds, detail=f"{scope} locked out for {request.remote_addr}")
+
+
+def count_failure(redis: Redis, scope: str) -> None:
+    """Count and log a failed sign-in: the address and the time, never what was submitted."""
+    config = current_app.config
+    ratelimit.hit(
+        redis,
+        _failures_key(scope),
+        config["EVALUAITOR_SIGN_IN_MAX_FAILURES"],
+        config["EVALUAITOR_SIGN_IN_FAILURE_WINDOW"],
+    )
+    log.warning("failed %s from %s", scope, request.remote_addr)
+
+
+def _failures_key(scope: str) -> str:
+    # request.remote_addr is the client's own address once ProxyFix trusts the proxy.
+    return f"sign-in-failures:{scope}:{request.remote_addr}"

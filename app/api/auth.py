@@ -9,19 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from flask import current_app, g, request
+from redis import Redis
+from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
+from app.admin import auth as admin_auth
 from app.api.errors import AdminNotConfigured, ApiForbidden, Unauthorized
-from app.extensions import db
+from app.extensions import db, redis_connection
 from app.models import ApiToken, Organization
 
+log = logging.getLogger(__name__)
+
 TOKEN_PREFIX = "evk_"
+#: The sign-in lockout scope of bearer tokens (the admin's and organizations').
+LOCKOUT_SCOPE = "api"
 #: ``last_used_at`` is refreshed at most this often, so status polls do not each write a row.
 LAST_USED_RESOLUTION = timedelta(minutes=5)
 
@@ -57,9 +66,15 @@ def new_callback_secret() -> str:
 
 def authenticate() -> Caller:
     """The caller of this request; raises Unauthorized for a missing, unknown or revoked
-    token and for an inactive organization (all alike, so a token's state is not revealed)."""
+    token and for an inactive organization (all alike, so a token's state is not revealed).
+
+    A token that fails counts against the client's address (the lockout of
+    :mod:`app.admin.auth`, scope ``api``); a locked-out address gets TooManyAttempts (429),
+    whatever token it sends.
+    """
     if "api_caller" in g:
         return g.api_caller
+    _lockout(admin_auth.refuse_if_locked_out)
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
@@ -74,6 +89,7 @@ def authenticate() -> Caller:
         .where(ApiToken.token_hash == hash_token(token))
     )
     if row is None or row.revoked_at is not None or not row.organization.is_active:
+        _lockout(admin_auth.count_failure)
         raise Unauthorized("The token is unknown, revoked, or its organization is inactive.")
     now = datetime.now(UTC)
     last = row.last_used_at
@@ -100,6 +116,16 @@ def require_organization() -> Organization:
     if caller.organization is None:
         raise ApiForbidden("Evaluations are reached with an organization's token.")
     return caller.organization
+
+
+def _lockout(step: Callable[[Redis, str], None]) -> None:
+    """Run a lockout step; without Redis, skip it (fail open, logged): organization tokens
+    carry 256 random bits, so the lockout only slows guessing down, and clients must keep
+    reading their results while Redis is briefly down."""
+    try:
+        step(redis_connection(), LOCKOUT_SCOPE)
+    except RedisError as exc:
+        log.error("API sign-in lockout skipped, Redis unavailable: %s", exc)
 
 
 def _aware(moment: datetime) -> datetime:

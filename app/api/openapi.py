@@ -37,6 +37,7 @@ _ERRORS = {
     "413": "The file is larger than the upload limit.",
     "415": "The body or the file is not of an accepted type.",
     "422": "A field is invalid; the message names it.",
+    "429": "Too many failed authentications from this address; wait Retry-After seconds.",
     "503": "Not available (admin token not configured, or the database is unreachable).",
 }
 
@@ -61,7 +62,7 @@ def _operation(
         status: {"description": model.__doc__ or summary, "content": _content(_ref(model))}
         for status, model in ok.items()
     }
-    for status in errors.split():
+    for status in (*errors.split(), "429"):  # any token may meet the lockout (app.api.auth)
         responses.setdefault(status, {"$ref": f"#/components/responses/E{status}"})
     return {"summary": summary, "security": [{security: []}], "responses": responses, **extra}
 

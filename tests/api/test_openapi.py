@@ -23,7 +23,10 @@ EXAMPLES = 15
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
-def test_the_api_answers_as_its_document_says(live_tool, tenant, mode):
+def test_the_api_answers_as_its_document_says(app, live_tool, tenant, mode):
+    # Schemathesis also sends wrong tokens, all from one address: without this, the sign-in
+    # lockout (app.api.auth) would answer most of its requests with 429.
+    app.config["EVALUAITOR_SIGN_IN_MAX_FAILURES"] = 10**6
     submit(tenant.client)  # something to list, so list pages are not all empty
     schema = schemathesis.openapi.from_url(live_tool + "/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
