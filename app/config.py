@@ -36,6 +36,10 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_LLM_MAX_RETRIES": 4,
     "EVALUAITOR_LLM_BACKOFF_BASE": 1.0,
     "EVALUAITOR_LLM_CONCURRENCY": 10,
+    # Bounds of the model-reply cache (EVALUAITOR_LLM_CACHE_DIR), whose replies quote students'
+    # work: its size in MB (the oldest replies go first) and the days a reply is kept; 0 = none.
+    "EVALUAITOR_LLM_CACHE_MAX_MB": 200,
+    "EVALUAITOR_LLM_CACHE_MAX_DAYS": 30,
     # 1: mask e-mails, phone numbers, student ids and the student's name before any model
     # sees the text (prose only; source code is sent as written).
     "EVALUAITOR_MASK_PII": 1,
