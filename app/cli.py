@@ -23,6 +23,7 @@ from app.api.commands import org_group, token_group
 from app.extensions import db
 from app.grading.offline import grade_command, plugins_command
 from app.models import Activity, Deployment, Platform
+from app.text import clean_name
 
 
 @click.group(cls=FlaskGroup, create_app=create_app)
@@ -186,7 +187,7 @@ def platform_add(
     if platform is None:
         platform = Platform(issuer=issuer, client_id=client_id)
         db.session.add(platform)
-    platform.name = name or platform.name or issuer
+    platform.name = clean_name(name or platform.name or issuer, tenants.NAME_CHARS)
     platform.auth_login_url = auth_login_url
     platform.auth_token_url = auth_token_url
     platform.key_set_url = key_set_url
@@ -221,16 +222,20 @@ def platform_list() -> None:
 @platform_group.command("remove")
 @click.argument("platform_id", type=int)
 @click.confirmation_option(
-    prompt="This deletes the platform and all its courses and submissions. Continue?"
+    prompt="This deletes the platform, all its courses and submissions, their files and their "
+    "cached model replies. Continue?"
 )
 @with_appcontext
 def platform_remove(platform_id: int) -> None:
     platform = db.session.get(Platform, platform_id)
     if platform is None:
         raise click.ClickException(f"No platform with id {platform_id}.")
-    db.session.delete(platform)
-    db.session.commit()
-    click.echo(f"Removed platform {platform_id}.")
+    tenants.remove_platform(
+        platform,
+        data_dir=current_app.config["EVALUAITOR_DATA_DIR"],
+        cache_dir=current_app.config["EVALUAITOR_LLM_CACHE_DIR"],
+    )
+    click.echo(f"Removed platform {platform_id}, its files and its cached model replies.")
 
 
 @cli.group("activity")

@@ -18,6 +18,7 @@ from flask_babel import ngettext
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
+from app import tenants
 from app.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
 from app.errors import FileTooLarge, UploadError
 from app.extensions import db
@@ -97,7 +98,8 @@ def _store(
         )
         or 0
     )
-    directory = Path(data_dir) / f"p{activity.platform_id}" / f"a{activity.id}" / f"u{user.id}"
+    folder = tenants.platform_folder(activity.platform_id)
+    directory = Path(data_dir) / folder / f"a{activity.id}" / f"u{user.id}"
     directory.mkdir(parents=True, exist_ok=True)
     digest = incoming.sha256
     final_path = directory / f"{attempt}-{digest[:16]}{Path(filename).suffix.lower()}"

@@ -5,20 +5,38 @@ Dynamic Registration or by the admin page); REST API clients create theirs throu
 ``/organizations``. Queries for tenant data filter on the organization (API) or on the
 platform (LTI pages, whose page token fixes the platform), never on ids from the request
 alone.
+
+Files follow the same split: a platform's uploads live in the folder ``p<id>`` of the data
+directory, an organization's API uploads in ``o<id>``, and the model replies cached while
+grading them in a folder of the same name in the LLM cache directory. Removing a tenant
+removes those folders, once its rows are gone.
 """
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
 from app.extensions import db
+from app.llm.cache import scope_path
 from app.models import Organization, Platform
 from app.text import clean_name
 
-#: Length of ``organization.name``.
+#: Length of a tenant's name (``organization.name``, ``platform.name``).
 NAME_CHARS = 200
+
+
+def platform_folder(platform_id: int) -> str:
+    """The folder of a platform's files, in the data and in the LLM cache directory."""
+    return f"p{platform_id}"
+
+
+def organization_folder(organization_id: int) -> str:
+    """The folder of an organization's API uploads and their cached model replies."""
+    return f"o{organization_id}"
 
 
 def upsert_organization(
@@ -51,3 +69,29 @@ def attach_platform(platform: Platform) -> Organization:
     org, _ = upsert_organization(f"platform-{platform.id}", name=platform.name)
     platform.organization = org
     return org
+
+
+def remove_platform(platform: Platform, *, data_dir: str, cache_dir: str | None) -> None:
+    """Delete a platform with everything under it (the database cascades to its courses,
+    activities, submissions and grades), then its uploaded files and cached model replies.
+
+    The files go only after the commit succeeded, so no remaining row points to a deleted
+    file; files already missing are fine. The platform's organization stays (it may hold
+    other platforms or API evaluations).
+    """
+    folder = platform_folder(platform.id)
+    db.session.delete(platform)
+    db.session.commit()
+    _remove_tree(Path(data_dir) / folder)
+    if cache_dir:
+        _remove_tree(scope_path(cache_dir, folder))
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete a folder and what it holds; what is already gone is not an error."""
+
+    def missing_is_fine(function: Any, name: str, excinfo: Any) -> None:
+        if not isinstance(excinfo[1], FileNotFoundError):
+            raise excinfo[1]
+
+    shutil.rmtree(path, onerror=missing_is_fine)

@@ -19,6 +19,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job
 from sqlalchemy import Select, func, select, update
 
+from app import tenants
 from app.api import callbacks
 from app.api.errors import ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
 from app.api.schemas import ListQuery, SubmissionForm
@@ -78,7 +79,7 @@ def submit(
     try:
         kind = _kind(name, incoming, plugin.file_types, plugin.name)
         code = CODE_PREFIX + secrets.token_urlsafe(18)
-        directory = Path(data_dir) / f"o{organization.id}"
+        directory = Path(data_dir) / tenants.organization_folder(organization.id)
         directory.mkdir(parents=True, exist_ok=True)
         final_path = directory / f"{code}{Path(name).suffix.lower()}"
         incoming.keep_as(final_path)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from flask import current_app
 
+from app import tenants
 from app.api import evaluations
 from app.extensions import db
 from app.extract import ExtractionError, Kind, extract
@@ -84,7 +85,10 @@ def _grade(evaluation: Evaluation) -> None:
         mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
     )
     result = runner.grade_with_model(
-        job, config, lambda step, _n, message: _progress(evaluation, 1 + step, total, message)
+        job,
+        config,
+        lambda step, _n, message: _progress(evaluation, 1 + step, total, message),
+        tenant_folder=tenants.organization_folder(evaluation.organization_id),
     )
     graded = result.outcome == Outcome.GRADED
     stored = evaluations.move(

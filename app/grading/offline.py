@@ -20,6 +20,7 @@ from app.grading.base import InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, load_rubric
 from app.llm import LLMError, LLMNotConfiguredError
+from app.llm.cache import LOCAL_SCOPE
 from app.llm.session import llm_session
 from app.uploads import HEAD_BYTES as SNIFF_BYTES
 
@@ -106,7 +107,7 @@ def grade_file(path: Path, job: runner.Job, config: Any, *, force: bool) -> dict
     document = InputFile(path.name, kind.value, text, path)
     job = replace(job, text=text, kind=kind.value, files=(document,))
     try:
-        with llm_session(config, model=job.model, force=force) as llm:
+        with llm_session(config, model=job.model, force=force, cache_scope=LOCAL_SCOPE) as llm:
             result = runner.grade(job, llm, lambda *_: None)
     except LLMNotConfiguredError:
         return line | _failed("No language model is configured (set EVALUAITOR_LLM_BASE_URL).")

@@ -50,11 +50,14 @@ class Job:
     mask_pii: bool = True
 
 
-def grade_with_model(job: Job, config: Mapping[str, Any], progress: Progress) -> GradingResult:
+def grade_with_model(
+    job: Job, config: Mapping[str, Any], progress: Progress, *, tenant_folder: str
+) -> GradingResult:
     """Grade ``job`` in a model session made from ``config``, recording the wall time in the
-    provenance: the path of every background job (submissions and API evaluations)."""
+    provenance: the path of every background job (submissions and API evaluations). Model
+    replies are cached in the tenant's folder (app.tenants), so they go with the tenant."""
     started = time.monotonic()
-    with llm_session(config, model=job.model) as llm:
+    with llm_session(config, model=job.model, cache_scope=tenant_folder) as llm:
         result = grade(job, llm, progress)
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
     return result

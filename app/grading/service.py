@@ -18,6 +18,7 @@ from pathlib import Path
 from flask import current_app
 from flask_babel import lazy_gettext as _l
 
+from app import tenants
 from app.errors import QueueUnavailable
 from app.extensions import db
 from app.extract import ExtractionError, Kind, extract
@@ -102,6 +103,7 @@ def _grade(submission: Submission) -> None:
         job,
         current_app.config,
         lambda step, _n, message: _progress(submission, 1 + step, total, message),
+        tenant_folder=tenants.platform_folder(activity.platform_id),
     )
     _progress(submission, total, total, N_("Saving the result"))
     _store(submission, result, held=is_held(activity.release_policy, result))

@@ -3,7 +3,8 @@
 Plugins call :meth:`LLMSession.complete` exactly as they would the client. The session
 
 - answers from a content-addressed cache (model + messages + parameters) so regrading
-  unchanged text costs no call, unless the job is forced;
+  unchanged text costs no call, unless the job is forced; the cache is the tenant's own and
+  bounded in size and age (:mod:`app.llm.cache`);
 - runs at most ``max_concurrency`` calls at once, also through :meth:`map`;
 - records every call (model, prompt hash, parameters, tokens, time, cache hit) for the
   grade's provenance.
@@ -14,17 +15,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
-from app.llm.client import Completion, LLMClient, Usage, client_from_config
+from app.llm.cache import CacheLimits, ReplyCache
+from app.llm.client import Completion, LLMClient, client_from_config
 from app.llm.errors import LLMNotConfiguredError
 
 T = TypeVar("T")
@@ -47,28 +46,6 @@ class CallRecord:
     elapsed_ms: int
     attempts: int
     cached: bool
-
-
-class ReplyCache:
-    """Replies stored as one JSON file per key; safe for several processes on one host."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self._dir = Path(directory)
-
-    def get(self, key: str) -> Completion | None:
-        try:
-            data = json.loads((self._dir / key[:2] / f"{key}.json").read_text())
-            return Completion(**{**data, "usage": Usage(**data["usage"])})
-        except (OSError, ValueError, TypeError, KeyError):
-            return None
-
-    def put(self, key: str, completion: Completion) -> None:
-        folder = self._dir / key[:2]
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(asdict(completion), handle)
-        os.replace(temp, folder / f"{key}.json")
 
 
 class LLMSession:
@@ -180,17 +157,28 @@ class LLMSession:
 
 @contextmanager
 def llm_session(
-    config: Mapping[str, Any], *, model: str | None = None, force: bool = False
+    config: Mapping[str, Any],
+    *,
+    cache_scope: str,
+    model: str | None = None,
+    force: bool = False,
 ) -> Iterator[LLMSession]:
     """A session from settings; without ``EVALUAITOR_LLM_BASE_URL`` it has no client and
-    any call raises LLMNotConfiguredError (strategies that need no model still run)."""
+    any call raises LLMNotConfiguredError (strategies that need no model still run).
+
+    Its cached replies are the tenant's named by ``cache_scope`` (see :mod:`app.llm.cache`).
+    """
     client = client_from_config(config)
     cache_dir = config.get("EVALUAITOR_LLM_CACHE_DIR")
+    limits = CacheLimits(
+        max_bytes=int(config["EVALUAITOR_LLM_CACHE_MAX_MB"] * 1024 * 1024),
+        max_age_seconds=config["EVALUAITOR_LLM_CACHE_MAX_DAYS"] * 86400,
+    )
     try:
         yield LLMSession(
             client,
             model=model or config.get("EVALUAITOR_LLM_MODEL"),
-            cache=ReplyCache(cache_dir) if cache_dir else None,
+            cache=ReplyCache(cache_dir, scope=cache_scope, limits=limits) if cache_dir else None,
             force=force,
             max_concurrency=int(config["EVALUAITOR_LLM_CONCURRENCY"]),
             secret=str(config.get("SECRET_KEY") or ""),
