@@ -17,7 +17,7 @@ from typing import Any
 from flask import current_app
 from flask_babel import lazy_gettext as _l
 from itsdangerous import BadData, URLSafeTimedSerializer
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 
 from app.activities import copy_settings
@@ -70,16 +70,23 @@ def _decode(token: str) -> LaunchSession:
         raise SessionExpired() from exc
 
 
+#: The switches above a page token's activity, by primary keys: built once, as building the
+#: statement costs more than running it.
+_SWITCHES = (
+    select(Platform.is_active, Deployment.is_active, Organization.is_active)
+    .select_from(Activity)
+    .join(Platform, Platform.id == Activity.platform_id)
+    .join(Deployment, Deployment.id == Activity.deployment_id)
+    .outerjoin(Organization, Organization.id == Platform.organization_id)
+    .where(Activity.id == bindparam("activity"), Activity.platform_id == bindparam("platform"))
+)
+
+
 def _check_switched_on(session: LaunchSession) -> None:
-    """One indexed query per request: the activity's platform, deployment and organization
-    (a platform without one counts as on) must all be on."""
+    """One query per request: the activity's platform, deployment and organization (a
+    platform without one counts as on) must all be on."""
     row = db.session.execute(
-        select(Platform.is_active, Deployment.is_active, Organization.is_active)
-        .select_from(Activity)
-        .join(Platform, Platform.id == Activity.platform_id)
-        .join(Deployment, Deployment.id == Activity.deployment_id)
-        .outerjoin(Organization, Organization.id == Platform.organization_id)
-        .where(Activity.id == session.activity_id, Activity.platform_id == session.platform_id)
+        _SWITCHES, {"activity": session.activity_id, "platform": session.platform_id}
     ).first()
     if row is None:  # the activity (or its platform) was deleted
         raise SessionExpired(detail=f"no activity {session.activity_id}")
