@@ -14,7 +14,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app import admin, api, errors, i18n, redaction
 from app import config as settings
 from app.extensions import db, init_db, init_redis, migrate
-from app.text import clean_name
+from app.text import clean_name, clean_text
 from app.uploads import UploadRequest
 
 __version__ = "0.1.0"
@@ -45,8 +45,10 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     init_redis(app)
     errors.init_app(app)
     i18n.init_app(app)
-    # Names others chose (files, people, titles, tenants) are shown through this filter.
+    # Names and texts others chose (files, people, titles, tenants, instructions, comments)
+    # are shown through these filters.
     app.jinja_env.filters["clean_name"] = clean_name
+    app.jinja_env.filters["clean_text"] = clean_text
 
     from app.lti.views import bp as lti_bp
     from app.web.setup import bp as setup_bp

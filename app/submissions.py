@@ -27,7 +27,7 @@ from app.i18n import localize
 from app.jobs import queue
 from app.lti import passback
 from app.models import Activity, LtiUser, Submission, SubmissionStatus
-from app.text import clean_filename
+from app.text import clean_filename, clean_text
 from app.uploads import IncomingFile, incoming_dir
 
 MAX_COMMENT_CHARS = 5000
@@ -43,7 +43,7 @@ class Upload:
 def accept(activity: Activity, user: LtiUser, upload: Upload, *, data_dir: str, max_mb: float):
     """Store ``upload`` as the user's next attempt and start grading it."""
     filename = _clean_filename(upload.filename)
-    comment = upload.comment.strip()
+    comment = clean_text(upload.comment).strip()
     if len(comment) > MAX_COMMENT_CHARS:
         raise UploadError(
             _("The comment is too long (at most %(n)s characters).", n=MAX_COMMENT_CHARS)
