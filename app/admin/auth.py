@@ -7,31 +7,26 @@ working at once; changing the token signs everyone out (the HMAC no longer match
 the cookie nor Redis reveals the token. Comparisons are constant-time. Without Redis no admin
 page opens (:class:`AdminUnavailable`): sign-ins cannot be checked, so they fail closed.
 
-Failed sign-ins are counted per client address (:mod:`app.ratelimit`): past
-EVALUAITOR_SIGN_IN_MAX_FAILURES in a window of EVALUAITOR_SIGN_IN_FAILURE_WINDOW seconds the
-address is refused (429, the right token included) until the window ends. The REST API's
-bearer tokens use the same lockout under a scope of their own (:mod:`app.api.auth`).
+Failed sign-ins lock the client's address out (:func:`app.ratelimit.count_failure`); the
+REST API's bearer tokens use the same lockout under a scope of their own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import logging
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from flask import current_app, request, session
+from flask import current_app, session
 from flask_babel import lazy_gettext as _l
 from redis import Redis
 from redis.exceptions import RedisError
 
 from app import ratelimit
-from app.errors import EvaluaitorError, TooManyAttempts
+from app.errors import EvaluaitorError
 from app.extensions import redis_connection
-
-log = logging.getLogger(__name__)
 
 _SESSION_KEY = "admin"
 _RECORD_PREFIX = "evaluaitor:admin-session:"
@@ -77,9 +72,9 @@ def sign_in(submitted: str) -> bool:
     counted) if not. Raises TooManyAttempts while this address is locked out."""
     token = configured_token()
     with _store() as redis:
-        refuse_if_locked_out(redis, SIGN_IN)
+        ratelimit.refuse_if_locked_out(redis, SIGN_IN)
         if not token or not hmac.compare_digest(submitted.encode(), token.encode()):
-            count_failure(redis, SIGN_IN)
+            ratelimit.count_failure(redis, SIGN_IN)
             return False
         _forget(redis)
         session_id = secrets.token_urlsafe(32)
@@ -112,28 +107,3 @@ def is_signed_in() -> bool:
     with _store() as redis:
         held = redis.get(_record_key(session_id))
     return held is not None and hmac.compare_digest(held, _fingerprint(token).encode())
-
-
-def refuse_if_locked_out(redis: Redis, scope: str) -> None:
-    """Raise TooManyAttempts while the client's address has used up its failed sign-ins."""
-    limit = current_app.config["EVALUAITOR_SIGN_IN_MAX_FAILURES"]
-    wait = ratelimit.peek(redis, _failures_key(scope), limit)
-    if wait is not None:
-        raise TooManyAttempts(wait.seconds, detail=f"{scope} locked out for {request.remote_addr}")
-
-
-def count_failure(redis: Redis, scope: str) -> None:
-    """Count and log a failed sign-in: the address and the time, never what was submitted."""
-    config = current_app.config
-    ratelimit.hit(
-        redis,
-        _failures_key(scope),
-        config["EVALUAITOR_SIGN_IN_MAX_FAILURES"],
-        config["EVALUAITOR_SIGN_IN_FAILURE_WINDOW"],
-    )
-    log.warning("failed %s from %s", scope, request.remote_addr)
-
-
-def _failures_key(scope: str) -> str:
-    # request.remote_addr is the client's own address once ProxyFix trusts the proxy.
-    return f"sign-in-failures:{scope}:{request.remote_addr}"

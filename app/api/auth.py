@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
-from app.admin import auth as admin_auth
+from app import ratelimit
 from app.api.errors import AdminNotConfigured, ApiForbidden, Unauthorized
 from app.extensions import db, redis_connection
 from app.models import ApiToken, Organization
@@ -69,12 +69,12 @@ def authenticate() -> Caller:
     token and for an inactive organization (all alike, so a token's state is not revealed).
 
     A token that fails counts against the client's address (the lockout of
-    :mod:`app.admin.auth`, scope ``api``); a locked-out address gets TooManyAttempts (429),
+    :mod:`app.ratelimit`, scope ``api``); a locked-out address gets TooManyAttempts (429),
     whatever token it sends.
     """
     if "api_caller" in g:
         return g.api_caller
-    _lockout(admin_auth.refuse_if_locked_out)
+    _lockout(ratelimit.refuse_if_locked_out)
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
@@ -89,7 +89,7 @@ def authenticate() -> Caller:
         .where(ApiToken.token_hash == hash_token(token))
     )
     if row is None or row.revoked_at is not None or not row.organization.is_active:
-        _lockout(admin_auth.count_failure)
+        _lockout(ratelimit.count_failure)
         raise Unauthorized("The token is unknown, revoked, or its organization is inactive.")
     now = datetime.now(UTC)
     last = row.last_used_at

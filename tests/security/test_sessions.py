@@ -166,7 +166,7 @@ def test_a_copied_admin_cookie_is_refused_after_sign_out(admin, live_tool, platf
 
 def test_wrong_admin_tokens_lock_the_address_out(app, browser, caplog, live_tool, platform):
     app.config["EVALUAITOR_ADMIN_TOKEN"] = TOKEN
-    caplog.set_level(logging.WARNING, logger="app.admin.auth")
+    caplog.set_level(logging.WARNING, logger="app.ratelimit")
     for wrong in WRONG_TOKENS[:5]:
         assert sign_in(browser, wrong).status_code == 401
     locked = sign_in(browser, WRONG_TOKENS[5])
@@ -177,7 +177,7 @@ def test_wrong_admin_tokens_lock_the_address_out(app, browser, caplog, live_tool
     assert right.status_code == 429  # the right token too, while locked
     assert platform.issuer not in browser.get("/admin/").text
 
-    failures = [r for r in caplog.records if r.name == "app.admin.auth"]
+    failures = [r for r in caplog.records if r.name == "app.ratelimit"]
     assert len(failures) == 5
     assert all(r.levelno == logging.WARNING and "127.0.0.1" in r.getMessage() for r in failures)
     logged = caplog.text + "".join(str(r.args) for r in caplog.records)
@@ -192,7 +192,7 @@ def test_wrong_admin_tokens_lock_the_address_out(app, browser, caplog, live_tool
 
 def test_wrong_api_tokens_lock_the_address_out(app, live_tool, caplog):
     app.config["EVALUAITOR_ADMIN_TOKEN"] = TOKEN
-    caplog.set_level(logging.WARNING, logger="app.admin.auth")
+    caplog.set_level(logging.WARNING, logger="app.ratelimit")
     admin = {"Authorization": f"Bearer {TOKEN}"}
     with httpx.Client(base_url=live_tool, timeout=10) as client:
         for wrong in WRONG_TOKENS[:5]:
@@ -202,7 +202,7 @@ def test_wrong_api_tokens_lock_the_address_out(app, live_tool, caplog):
         assert right.status_code == 429
         assert right.json()["error"]["code"] == "too_many_attempts"
         assert 0 < int(right.headers["Retry-After"]) <= 900
-        assert len([r for r in caplog.records if r.name == "app.admin.auth"]) == 5
+        assert len([r for r in caplog.records if r.name == "app.ratelimit"]) == 5
         assert not any(wrong in caplog.text for wrong in WRONG_TOKENS)
 
         # Without Redis the API's lockout is skipped (fails open, see app.api.auth), so
