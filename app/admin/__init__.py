@@ -1,8 +1,9 @@
 """The site administrator's page at /admin: platforms, deployments, usage, signing keys.
 
 It is a normal browser page, never framed by an LMS, so unlike the LTI pages it uses a
-cookie session (signed, HttpOnly, SameSite=Lax, Secure over HTTPS, expiring) and Flask-WTF's
-CSRF tokens. CSRF checks run for this blueprint only: the LTI pages are protected by the
+cookie (signed, HttpOnly, SameSite=Lax, Secure over HTTPS, expiring) and Flask-WTF's CSRF
+tokens. The cookie names a session kept in Redis (:mod:`app.admin.auth`), so signing out
+ends it on the server. CSRF checks run for this blueprint only: the LTI pages are protected by the
 page token in their URL and an LMS iframe may not keep cookies at all.
 """
 
