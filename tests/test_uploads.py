@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import random
 from pathlib import Path
 
 import pytest
+from reportlab.lib import pdfencrypt
+from reportlab.pdfgen import canvas
 
 from app.extensions import db
 from app.models import Submission
@@ -13,6 +17,26 @@ from tests.documents import ESSAY, pdf_bytes
 from tests.test_core_loop import open_activity, status, upload
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 200
+#: Noise that is the same on every run.
+noise = random.Random(7).randbytes
+
+
+def encrypted_pdf(user_password: str) -> bytes:
+    buffer = io.BytesIO()
+    encryption = pdfencrypt.StandardEncryption(user_password, ownerPassword="owner", canPrint=0)
+    pdf = canvas.Canvas(buffer, encrypt=encryption)
+    pdf.drawString(50, 800, ESSAY[:90])
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def garbled_xref(data: bytes, *, keep_trailer: bool) -> bytes:
+    """The cross-reference table (and the trailer, unless kept) overwritten with random
+    bytes of the same length; ``startxref`` and ``%%EOF`` stay."""
+    start = data.rindex(b"\nxref\n") + 1
+    end = data.rindex(b"trailer") if keep_trailer else data.rindex(b"startxref")
+    return data[:start] + noise(end - start) + data[end:]
 
 
 def stored_files(app) -> list[Path]:
@@ -58,6 +82,22 @@ def test_rejected_uploads_explain_why_and_store_nothing(
     assert 'role="alert"' in response.text  # announced to screen readers
     assert db.session.query(Submission).count() == 0
     assert stored_files(app) == []
+
+
+@pytest.mark.parametrize(
+    "data",
+    [encrypted_pdf(""), garbled_xref(pdf_bytes(pages=3), keep_trailer=True)],
+    ids=["owner-password-only", "xref-rebuilt-from-the-objects"],
+)
+def test_a_pdf_that_opens_is_accepted_and_graded(browser, platform, llm, live_tool, data):
+    """Decisions: an encrypted PDF that opens with the empty password (printing or copying
+    restricted) is read like any other, and so is one whose cross-reference table pypdf can
+    rebuild from intact objects; what cannot be opened is refused."""
+    llm.set_default("Final score: 8/10")
+    page = open_activity(browser, platform, live_tool)
+    assert upload(browser, page, "essay.pdf", data).status_code == 303
+    run_jobs()
+    assert status(browser, page)["status"] == "graded"
 
 
 def test_file_over_the_size_limit_is_refused(app, browser, platform, live_tool):
