@@ -184,9 +184,10 @@ def test_example_config_validates_with_defaults_and_paths() -> None:
 
 INVALID = [
     pytest.param(tree([leaf("a", regex("(unclosed"))]), "is invalid", id="bad-regex"),
-    pytest.param(tree([leaf("a", regex(r"(\w+\s?)+$"))]), "repeats something", id="nested"),
-    pytest.param(tree([leaf("a", regex(r"(.*,){20}"))]), "repeats something", id="nested-20"),
-    pytest.param(tree([leaf("a", regex(r"[a-z]+(-[a-z]+)*"))]), "possessive", id="nested-*"),
+    pytest.param(tree([leaf("a", regex(r"(\w)\1"))]), "backreference", id="backreference"),
+    pytest.param(tree([leaf("a", regex(r"(\w++\s?)+$"))]), "possessive", id="possessive"),
+    pytest.param(tree([leaf("a", regex(r"\bcafé\b"))]), "non-ASCII letter", id="ascii-b"),
+    pytest.param(tree([leaf("a", regex(r"(?:.{50}){20}"))]), "too complex", id="too-big"),
     pytest.param(tree([leaf("a", regex("x", flags="iq"))]), "unknown regex flag", id="flag"),
     pytest.param(
         tree([leaf("a", regex("x", must_match=False, min_count=1))]), "either", id="must-count"
@@ -256,9 +257,10 @@ def test_missing_tree_and_unknown_settings_are_named() -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"(\d+\.){3}\d+", r"\w+@\w+\.\w+", r"(ab|cd)+", r"[a-z]+(-[a-z]+)*+", r"(\w++\s?)+$"],
+    [r"(\d+\.){3}\d+", r"\w+@\w+\.\w+", r"(ab|cd)+", r"[a-z]+(-[a-z]+)*", r"(\w+\s?)+$"],
 )
-def test_safe_repetitions_are_allowed(pattern: str) -> None:
+def test_nested_repetitions_are_allowed(pattern: str) -> None:
+    """RE2 runs them in linear time, so nothing needs refusing."""
     params(tree([leaf("a", regex(pattern))]))
 
 
@@ -333,8 +335,10 @@ def test_deterministic_tree_grades_without_any_model() -> None:
         (regex("river", flags="i"), "The RIVER flows.", "pass", "RIVER"),
         (regex("river"), "", "fail", ""),
         (regex("^$"), "", "pass", ""),
-        (regex(r"\bcafé\b"), "un café noir", "pass", "café"),
+        (regex(r"\bcaf\p{L}"), "un café noir", "pass", "café"),
         (regex(r"\w+ÑO", flags="i"), "el año", "pass", "año"),
+        (regex(r"\p{L}+ÑO", flags="i"), "el pequeño", "pass", "pequeño"),
+        (regex("# a comment\n \\d+ [ ]x", flags="x"), "#4 x", "pass", "4 x"),
         (regex("lorem", must_match=False), "clean text", "pass", ""),
         (regex("lorem", must_match=False, flags="i"), "Lorem ipsum", "fail", "Lorem"),
         (regex("a", min_count=2, max_count=3), "a a", "pass", "a"),
@@ -356,8 +360,15 @@ def test_regex_reasons_and_long_evidence() -> None:
     assert check(regex("a", min_count=2), "a").reason == (
         "Found 1 match of the pattern (at least 2 expected)."
     )
-    assert check(regex("a", min_count=1, max_count=2), "aaa").reason == (
-        "Found 3 matches of the pattern (between 1 and 2 expected)."
+    assert check(regex("a", min_count=1, max_count=2), "aaaa").reason == (
+        "Found more than 2 matches of the pattern (between 1 and 2 expected)."
+    )
+    assert check(regex("a", min_count=2), "aaaa").reason == (
+        "Found at least 2 matches of the pattern (at least 2 expected)."
+    )
+    assert check(regex("a"), "aa").reason == "The pattern was found."
+    assert check(regex("a", must_match=False), "aa").reason == (
+        "The pattern appears, which it should not."
     )
     assert len(check(regex("x+"), "x" * 1000).evidence) == 200
 
@@ -536,7 +547,7 @@ def test_feedback_groups_tests_by_branch() -> None:
     )
     assert "### Criteria" in feedback and "### Bonus (up to +1)" in feedback
     assert "### Penalties (up to −2)" in feedback
-    assert "- **pass** · Structure › intro: Found 1 match of the pattern. *(10 / 10)*" in feedback
+    assert "- **pass** · Structure › intro: The pattern was found. *(10 / 10)*" in feedback
     assert "*(−2 / 2)*" in feedback
     assert feedback.index("### Criteria") < feedback.index("### Bonus") < feedback.index("### Pen")
 

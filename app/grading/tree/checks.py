@@ -3,34 +3,41 @@
 Each passes (100) or fails (0) and says why in a sentence a student can act on. Text tests
 read the main document, or with ``file`` the files whose names match that glob.
 
-Regular expressions are the one risk: Python's engine backtracks, and a pattern such as
-``(\\w+\\s?)+$`` can run for hours on a hostile text. There is no timeout to set, so two
-guards apply instead: patterns that repeat (more than 5 times, or without limit) something
-that itself repeats without limit are refused at configuration time, unless one of the two
-repetitions is possessive (``*+``, ``++``: it never gives back what it took); and a regex
-scans at most ``max_chars`` characters of the text. Overlapping alternatives like ``(a|a)+``
-are not detected; the length cap is what bounds those.
+Regular expressions come from teachers and API clients and run on students' texts, so they go
+through :mod:`app.safe_regex`: RE2 matches in linear time, and a pattern it cannot run (a
+backreference, a lookaround...) is refused when the tree is validated, with a message naming it.
+A regex scans at most ``max_chars`` characters, and all regexes of one grading share one time
+budget (``CheckContext.deadline``); a test that runs out of it has no score, so the submission
+waits for a teacher rather than being graded on a guess.
+
+A tree stored before RE2 (an activity's or an evaluation's settings) is validated again when it
+grades, so a pattern RE2 refuses stops that grading with the same message, through the
+strategy-settings error (the submission fails with "the activity's grading settings need fixing
+by a teacher", the API evaluation with "the grading strategy's settings are not usable"); it is
+never run by another engine, skipped, or counted as passed. Once the teacher rewrites the pattern,
+a retry grades it.
 """
 
 from __future__ import annotations
 
 import re
-import re._constants as sre_constants  # the parse tree is the only way to see nesting
-import re._parser as sre_parse
 import unicodedata
-from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from app.grading.tree.model import Check, CheckContext, LeafResult, register_test_kind
+from app.safe_regex import (
+    MAX_PATTERN_CHARS,
+    PatternTimeout,
+    compile_user_pattern,
+    scan,
+    whole_word_pattern,
+)
 
 Phrase = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 FileGlob = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
-#: An outer repetition allowed more times than this, around an unbounded one, is refused.
-_MAX_OUTER_REPEAT = 5
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
 _EVIDENCE_CHARS = 200
 
@@ -47,60 +54,25 @@ def _count(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
-def _nested_repeat(items: sre_parse.SubPattern, outer: bool = False) -> bool:
-    """True when an unbounded repetition sits inside a large or unbounded one."""
-    for op, av in items:
-        repeat = op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT)
-        if repeat and outer and av[1] == sre_constants.MAXREPEAT:
-            return True
-        inner_outer = outer or (repeat and av[1] > _MAX_OUTER_REPEAT)
-        if any(_nested_repeat(sub, inner_outer) for sub in _subpatterns(av)):
-            return True
-    return False
-
-
-def _subpatterns(value: Any) -> Iterator[sre_parse.SubPattern]:
-    if isinstance(value, sre_parse.SubPattern):
-        yield value
-    elif isinstance(value, tuple | list):
-        for item in value:
-            yield from _subpatterns(item)
-
-
 @register_test_kind
 class RegexTest(Check):
     """The text matches a regular expression (or must not, or a number of times)."""
 
     kind: Literal["regex"] = "regex"
-    pattern: str = Field(min_length=1, max_length=2000)
+    pattern: str = Field(
+        min_length=1,
+        max_length=MAX_PATTERN_CHARS,
+        description="RE2 syntax: \\w, \\d and \\b are ASCII only; \\p{L} is any letter.",
+    )
     flags: str = Field("", description="Letters among i (ignore case), m, s and x.")
     must_match: bool = True
     min_count: int | None = Field(None, ge=0)
     max_count: int | None = Field(None, ge=0)
     file: FileGlob | None = None
 
-    @field_validator("flags")
-    @classmethod
-    def _known_flags(cls, flags: str) -> str:
-        unknown = sorted(set(flags) - set(_FLAGS))
-        if unknown:
-            raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s or x")
-        return flags
-
     @model_validator(mode="after")
     def _compiles(self) -> RegexTest:
-        flags = self.compile_flags()
-        try:
-            re.compile(self.pattern, flags)
-        except re.error as exc:
-            raise ValueError(f"the regular expression {self.pattern!r} is invalid: {exc}") from None
-        if _nested_repeat(sre_parse.parse(self.pattern, flags)):
-            raise ValueError(
-                f"the regular expression {self.pattern!r} repeats something that itself "
-                "repeats (like (a+)+); such patterns can take hours on some texts, so "
-                "write it without the nested repetition or make the outer one possessive "
-                "(like (a+)++)"
-            )
+        compile_user_pattern(self.pattern, self.flags)  # RefusedPattern is a ValueError
         counted = self.min_count is not None or self.max_count is not None
         if counted and not self.must_match:
             raise ValueError("use either must_match: false or min_count/max_count, not both")
@@ -109,31 +81,40 @@ class RegexTest(Check):
             raise ValueError("min_count cannot be larger than max_count")
         return self
 
-    def compile_flags(self) -> int:
-        flags = 0
-        for letter in self.flags:
-            flags |= _FLAGS[letter]
-        return flags
-
     def run(self, ctx: CheckContext) -> LeafResult:
         text = ctx.text_of(self.file)
         if text is None:
             return _no_file(self.file or "")
-        matches = re.compile(self.pattern, self.compile_flags()).finditer(text[: ctx.max_chars])
-        first = next(matches, None)
-        count = 0 if first is None else 1 + sum(1 for _ in matches)
-        evidence = "" if first is None else first.group(0)[:_EVIDENCE_CHARS]
-        found = f"Found {_count(count, 'match', 'matches')} of the pattern"
-        if self.min_count is not None or self.max_count is not None:
-            low, high = self.min_count or 0, self.max_count
+        low, high = self.min_count or 0, self.max_count
+        counted = self.min_count is not None or high is not None
+        # Enough matches to decide: one, or one past the maximum, or the minimum.
+        enough = high + 1 if high is not None else max(low, 1) if counted else 1
+        pattern = compile_user_pattern(self.pattern, self.flags)
+        try:
+            found = scan(pattern, text[: ctx.max_chars], enough=enough, deadline=ctx.deadline)
+        except PatternTimeout:
+            return LeafResult(
+                None,
+                "error",
+                "The pattern could not be checked in the time allowed; a teacher will review it.",
+            )
+        evidence = (found.first or "")[:_EVIDENCE_CHARS]
+        if counted:
             wanted = f"at least {low}" if high is None else f"between {low} and {high}"
-            ok = count >= low and (high is None or count <= high)
-            return _passed(ok, f"{found} ({wanted} expected).", evidence)
+            ok = found.count >= low and (high is None or found.count <= high)
+            if high is not None and found.count > high:
+                count = f"more than {_count(high, 'match', 'matches')}"
+            elif high is None and found.count == enough:
+                count = f"at least {_count(found.count, 'match', 'matches')}"
+            else:
+                count = _count(found.count, "match", "matches")
+            return _passed(ok, f"Found {count} of the pattern ({wanted} expected).", evidence)
         if self.must_match:
-            reason = f"{found}." if count else "The pattern was not found."
-            return _passed(count > 0, reason, evidence)
-        reason = f"{found}, which should not appear." if count else "The pattern does not appear."
-        return _passed(count == 0, reason, evidence)
+            reason = "The pattern was found." if found.count else "The pattern was not found."
+            return _passed(found.count > 0, reason, evidence)
+        if found.count:
+            return _passed(False, "The pattern appears, which it should not.", evidence)
+        return _passed(True, "The pattern does not appear.")
 
 
 def _normalize(text: str, case_sensitive: bool) -> str:
@@ -184,7 +165,7 @@ class ContainsTest(Check):
         needle = _normalize(phrase, self.case_sensitive)
         if not self.whole_words:
             return needle in haystack
-        return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+        return whole_word_pattern(needle).search(haystack) is not None
 
 
 @register_test_kind

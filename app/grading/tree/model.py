@@ -14,8 +14,9 @@ answers in one batched model call.
 from __future__ import annotations
 
 import fnmatch
+import time
 from abc import abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -33,6 +34,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from app.grading.base import GradingInput, InputFile
+from app.safe_regex import SCAN_SECONDS
 
 BRANCHES = ("base", "bonus", "penalty")
 
@@ -80,10 +82,13 @@ class LeafResult:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may look at: the whole job, and how much text regexes may scan."""
+    """What a check may look at: the whole job, how much text regexes may scan, and until when
+    (``time.monotonic()``): one deadline for all regexes of a grading, so that many patterns
+    cannot add up to a stall."""
 
     job: GradingInput
     max_chars: int
+    deadline: float = field(default_factory=lambda: time.monotonic() + SCAN_SECONDS)
 
     def files(self) -> list[InputFile]:
         """Every submitted file, the main document included even when ``job.files`` is empty."""
