@@ -85,6 +85,10 @@ class PatternTimeout(Exception):
 class Match(Protocol):
     def group(self, group: int = 0) -> str: ...
 
+    def start(self, group: int = 0) -> int: ...
+
+    def end(self, group: int = 0) -> int: ...
+
 
 class UserPattern(Protocol):
     """What a compiled pattern offers (RE2's class for it is private)."""

@@ -21,6 +21,7 @@ from app.grading.safety.patterns import (
     _UK_SHAPES,
     _UNIT_AFTER,
 )
+from app.safe_regex import UserPattern, compile_user_pattern
 
 #: Document kinds (``app.extract.Kind`` values) whose numbers may be masked: in code, masking a
 #: number changes the program.
@@ -64,9 +65,10 @@ def mask_pii(
     """Replace personal data with placeholders, keeping line breaks and punctuation.
 
     ``names`` (the launch's name, given and family names) match whole words, ignoring case and
-    accents. ``patterns`` are extra student-id regexes; they are trusted configuration, so their
-    speed is theirs. Numbers (phones, ids, ``patterns``) are masked only when ``kind`` is one of
-    ``PROSE_KINDS``. Masking twice gives the same text: placeholders are never matched again.
+    accents. ``patterns`` are extra student-id regexes, run by RE2 like every pattern a person
+    writes (:func:`app.safe_regex.compile_user_pattern`, which raises RefusedPattern). Numbers
+    (phones, ids, ``patterns``) are masked only when ``kind`` is one of ``PROSE_KINDS``. Masking
+    twice gives the same text: placeholders are never matched again.
     """
     counts = dict.fromkeys(("email", "phone", "id", "name"), 0)
     numbers = kind in PROSE_KINDS
@@ -75,7 +77,7 @@ def mask_pii(
         steps.append(_regex_step(_EMAIL, "email", counts))
     if ids and numbers:
         steps += [_regex_step(_DNI, "id", counts), _regex_step(_LABELED_ID, "id", counts, group=1)]
-        steps += [_regex_step(re.compile(p), "id", counts) for p in patterns]
+        steps += [_regex_step(compile_user_pattern(p), "id", counts) for p in patterns]
     if phones and numbers:
         steps.append(_regex_step(_PHONE, "phone", counts, accept=_is_phone))
     if name_pattern := _names_pattern(names):
@@ -88,7 +90,7 @@ def mask_pii(
 
 
 def _regex_step(
-    pattern: re.Pattern[str],
+    pattern: re.Pattern[str] | UserPattern,
     label: str,
     counts: dict[str, int],
     *,

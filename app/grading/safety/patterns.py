@@ -127,7 +127,7 @@ _ADDRESS_AI = _words(
 _CONTROL_TEXT = _words(
     r"<\|?(?:im_start|im_end|system|assistant|endoftext|eot_id|start_header_id|end_header_id"
     r"|begin_of_text)\|?>|\[/?inst\]|<</?sys>>|</?(?:system|sys|system[_-]?prompt)>",
-    r"^[^\S\n]*#{2,4}[^\S\n]*(?:instruction|system(?: prompt)?)[^\S\n]*:?[^\S\n]*$",
+    r"^[^\S\n]*#{2,4}[^\S\n]*(?:instruction|system(?: prompt)?)[^\S\n]*(?::[^\S\n]*)?$",
     r"\b(?:new|updated|real|actual|hidden|secret) system prompt\b|\bsystem prompt\s*:",
     r"\b(?:begin|end)(?: of)? (?:the )?system prompt\b",
     r"\b(?:reveal|print|show|repeat|output) (?:your|the) system prompt\b",
@@ -182,8 +182,8 @@ _DNI = re.compile(
 _LABELED_ID = re.compile(
     r"\b(?:student[ \t]+(?:id|number|no\.?)|id(?:[ \t]+(?:number|no\.?))?|niu|nia|dni|nie"
     r"|matr[ií]cula|expediente?|n[uú]m(?:ero|\.)?[ \t]+(?:de[ \t]+(?:estudiante|alumn[oa]"
-    r"|matr[ií]cula|expediente)|d'(?:estudiant|alumne|expedient)))[ \t]*(?:[:#=]|n[º°o]\.?)?"
-    r"[ \t]*(\d{7,10})(?![\w.,/-]?\d|\w)",
+    r"|matr[ií]cula|expediente)|d'(?:estudiant|alumne|expedient)))"
+    r"[ \t]*(?:(?:[:#=]|n[º°o]\.?)[ \t]*)?(\d{7,10})(?![\w.,/-]?\d|\w)",
     re.IGNORECASE,
 )
 # A run of digit groups with single separators; _is_phone decides what it is.
