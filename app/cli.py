@@ -17,6 +17,7 @@ import click
 from flask import current_app
 from flask.cli import FlaskGroup, with_appcontext
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
 from app import create_app, tenants
 from app.api.commands import org_group, token_group
@@ -230,11 +231,17 @@ def platform_remove(platform_id: int) -> None:
     platform = db.session.get(Platform, platform_id)
     if platform is None:
         raise click.ClickException(f"No platform with id {platform_id}.")
-    tenants.remove_platform(
-        platform,
-        data_dir=current_app.config["EVALUAITOR_DATA_DIR"],
-        cache_dir=current_app.config["EVALUAITOR_LLM_CACHE_DIR"],
-    )
+    try:
+        tenants.remove_platform(
+            platform,
+            data_dir=current_app.config["EVALUAITOR_DATA_DIR"],
+            cache_dir=current_app.config["EVALUAITOR_LLM_CACHE_DIR"],
+        )
+    except SQLAlchemyError as exc:
+        raise click.ClickException(
+            f"Platform {platform_id} was not removed, and its files are kept: the database "
+            f"refused ({getattr(exc, 'orig', exc)})."
+        ) from exc
     click.echo(f"Removed platform {platform_id}, its files and its cached model replies.")
 
 

@@ -81,7 +81,11 @@ def remove_platform(platform: Platform, *, data_dir: str, cache_dir: str | None)
     """
     folder = platform_folder(platform.id)
     db.session.delete(platform)
-    db.session.commit()
+    try:
+        db.session.commit()
+    except Exception:
+        db.session.rollback()
+        raise
     _remove_tree(Path(data_dir) / folder)
     if cache_dir:
         _remove_tree(scope_path(cache_dir, folder))
