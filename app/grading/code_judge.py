@@ -3,6 +3,7 @@ sandbox (:mod:`app.judge`); the score is the weighted share of tests passed. No 
 
 from __future__ import annotations
 
+import logging
 from typing import ClassVar
 
 from pydantic import Field, field_validator
@@ -19,8 +20,11 @@ from app.grading.base import (
 from app.i18n import N_
 from app.judge import runner as judge_runner
 from app.judge.languages import LANGUAGES, UnsupportedLanguage
+from app.judge.sandbox import SandboxUnavailable
 from app.judge.spec import LimitsSpec, TestSpec
 from app.llm.session import LLMSession
+
+log = logging.getLogger(__name__)
 
 STATUS_TEXT = {
     "passed": "passed",
@@ -90,6 +94,10 @@ class CodeJudge(GradingPlugin):
             message = N_(
                 "This submission is not a program this activity can run (%(problem)s)."
             ) % {"problem": exc}
+            return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
+        except SandboxUnavailable as exc:  # the server's fault: the teacher grades, the admin fixes
+            log.error("code judge unavailable: %s", exc)
+            message = SandboxUnavailable.user_message
             return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
         return GradingResult(
             outcome=Outcome.GRADED,

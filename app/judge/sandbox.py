@@ -5,13 +5,22 @@ The sandbox sees only the system toolchains (read-only), a work directory mounte
 No network, no view of other processes, no application files. Limits are rlimits set before
 bwrap starts (inherited by everything inside) plus a wall clock and an output cap that this
 process enforces by killing bwrap, which takes the whole pid namespace down with it.
+
+Nothing of the worker reaches the sandbox: bwrap starts with an empty environment (its own
+process is the sandbox's pid 1, whose /proc/1/environ the program can read), its options come
+through a file descriptor rather than its command line, stdin is a sealed in-memory file, no
+other descriptor is inherited, and the program gets a fresh session keyring.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import fcntl
 import json
 import os
+import platform
 import resource
 import secrets
 import selectors
@@ -25,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from app.i18n import N_
 
 Stopped = Literal["ok", "timeout", "memory", "output_limit", "signal"]
 
@@ -54,10 +65,24 @@ _UID_BASE = 1_000_000
 _UID_SPAN = 1_000_000
 # After a kill, how long bwrap may take to see its namespace empty before we kill it too.
 _REAP_SECONDS = 5.0
+# bwrap's own environment. Empty: the namespace's init is a fork of bwrap, and the program can
+# read its /proc/1/environ (the program's own environment is set with --clearenv/--setenv).
+_BWRAP_ENV: dict[str, str] = {}
+# keyctl(2) has no libc wrapper; its number per architecture (others: see docs/sandbox.md).
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}.get(platform.machine())
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
 class SandboxUnavailable(RuntimeError):
-    """bwrap is missing: run scripts/install-sandbox.sh rather than judging unconfined."""
+    """bwrap is missing or cannot build its namespaces on this server: the judge refuses to run
+    code unconfined. str() is the technical detail for the log; user_message is for teachers."""
+
+    user_message = N_(
+        "The code judge cannot run: this server has no working sandbox (bubblewrap). Ask the "
+        "administrator to see docs/sandbox.md."
+    )
 
 
 @dataclass(frozen=True)
@@ -71,6 +96,12 @@ class Limits:
     output_bytes: int = 64 * 1024
     file_bytes: int = 16 * MIB
     open_files: int = 64
+
+
+# The probe that proves bwrap can build a sandbox here; bwrap paths it succeeded for, so it runs
+# once per process (a failure is probed again next time: the administrator may fix it).
+_PROBE_LIMITS = Limits(wall_seconds=10.0, cpu_seconds=5)
+_working: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -95,17 +126,12 @@ def bwrap_path() -> str:
     return path
 
 
-def bwrap_argv(
-    argv: Sequence[str],
-    workdir: Path,
-    limits: Limits,
-    *,
-    writable: bool = False,
-    info_fd: int | None = None,
+def bwrap_options(
+    workdir: Path, limits: Limits, *, writable: bool = False, info_fd: int | None = None
 ) -> list[str]:
-    """The bwrap command line that isolates argv; workdir appears at /sandbox."""
+    """bwrap's options that build the sandbox; workdir appears at /sandbox. They hold host
+    paths, so they reach bwrap through --args (a file descriptor), not its command line."""
     cmd = [
-        bwrap_path(),
         "--unshare-all",
         "--unshare-user",
         "--disable-userns",
@@ -132,6 +158,14 @@ def bwrap_argv(
         "/proc",
         "--dev",
         "/dev",
+        # bwrap's /dev is a tmpfs the program owns and could fill up to half the RAM: a capped
+        # private /dev/shm instead, and the rest of /dev read-only.
+        "--size",
+        str(limits.file_bytes),
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
         "--size",
         str(limits.file_bytes),
         "--tmpfs",
@@ -156,10 +190,37 @@ def bwrap_argv(
         "--setenv",
         "TMPDIR",
         "/tmp",
-        "--",
-        *argv,
     ]
     return cmd
+
+
+def _sealed_memfd(name: str, data: bytes) -> int:
+    """An in-memory file holding data, sealed read-only and rewound: no host path, and
+    nothing the sandbox can change."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _join_new_session_keyring() -> None:
+    """bwrap keeps the caller's session keyring, so the program could read the worker's keys
+    (keyctl read); an anonymous new one holds nothing. Where keyctl is refused (seccomp, as in
+    Docker's default profile) the program is refused it too."""
+    if _SYS_KEYCTL is None:
+        return
+    call, operation = ctypes.c_long(_SYS_KEYCTL), ctypes.c_long(_KEYCTL_JOIN_SESSION_KEYRING)
+    if _LIBC.syscall(call, operation, None) < 0:
+        code = ctypes.get_errno()
+        if code not in (errno.ENOSYS, errno.EPERM):
+            raise OSError(code, f"keyctl(JOIN_SESSION_KEYRING): {os.strerror(code)}")
 
 
 def _preexec(limits: Limits, uid: int | None, nproc_base: int) -> None:
@@ -176,6 +237,7 @@ def _preexec(limits: Limits, uid: int | None, nproc_base: int) -> None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+    _join_new_session_keyring()  # after setuid: the new keyring belongs to the run's uid
 
 
 def _own_process_count() -> int:
@@ -199,9 +261,40 @@ def run_sandboxed(
     limits: Limits | None = None,
     writable: bool = False,
 ) -> SandboxResult:
-    """Run argv inside the sandbox with workdir at /sandbox (read-only unless writable)."""
-    limits = limits or Limits()
-    workdir = Path(workdir).resolve()
+    """Run argv inside the sandbox with workdir at /sandbox (read-only unless writable).
+
+    Raises SandboxUnavailable when this server cannot build the sandbox: argv is then never run.
+    """
+    bwrap = bwrap_path()
+    if bwrap not in _working:
+        _probe(bwrap)
+        _working.add(bwrap)
+    return _run(bwrap, argv, Path(workdir), stdin, limits or Limits(), writable)
+
+
+def _probe(bwrap: str) -> None:
+    """Build one sandbox around `true`. bwrap present but refused its namespaces (no
+    unprivileged user namespaces, a container's seccomp or AppArmor profile, a masked /proc)
+    fails here with bwrap's own reason, rather than as every student's "runtime error"."""
+    workdir = Path(tempfile.mkdtemp(prefix="judge-probe-"))
+    try:
+        result = _run(bwrap, ["true"], workdir, b"", _PROBE_LIMITS, False)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if result.stopped != "ok" or result.exit_code != 0:
+        reason = result.stderr.decode(errors="replace").strip() or result.stopped
+        raise SandboxUnavailable(f"{bwrap} cannot build a sandbox: {reason}")
+
+
+def _run(
+    bwrap: str,
+    argv: Sequence[str],
+    workdir: Path,
+    stdin: bytes,
+    limits: Limits,
+    writable: bool,
+) -> SandboxResult:
+    workdir = workdir.resolve()
     if os.geteuid() == 0:
         _check_reachable(workdir)
         uid: int | None = _UID_BASE + secrets.randbelow(_UID_SPAN)
@@ -210,11 +303,16 @@ def run_sandboxed(
     else:
         uid, nproc_base = None, _own_process_count()
     info_read, info_write = os.pipe()
+    args_fd: int | None = None
     try:
-        cmd = bwrap_argv(argv, workdir, limits, writable=writable, info_fd=info_write)
-        proc = _start(cmd, stdin, limits, uid, nproc_base, info_write)
+        options = bwrap_options(workdir, limits, writable=writable, info_fd=info_write)
+        args_fd = _sealed_memfd("bwrap-args", b"".join(os.fsencode(o) + b"\0" for o in options))
+        cmd = [bwrap, "--args", str(args_fd), "--", *argv]
+        proc = _start(cmd, stdin, limits, uid, nproc_base, (info_write, args_fd))
     finally:
         os.close(info_write)
+        if args_fd is not None:
+            os.close(args_fd)
     started = time.monotonic()
     try:
         init_pid = _read_child_pid(info_read)
@@ -231,6 +329,10 @@ def run_sandboxed(
     except subprocess.TimeoutExpired:
         _kill(proc, None)
         code = proc.wait()
+    if init_pid is None and killed_for is None and code != 0:
+        # bwrap reports the child's pid before letting it run: without one, argv never ran.
+        reason = err.decode(errors="replace").strip() or f"exit status {code}"
+        raise SandboxUnavailable(f"{bwrap} failed before starting the program: {reason}")
     return _result(code, out, err, killed_for, time.monotonic() - started, limits)
 
 
@@ -240,21 +342,26 @@ def _start(
     limits: Limits,
     uid: int | None,
     nproc_base: int,
-    info_fd: int,
+    keep_fds: tuple[int, ...],
 ) -> subprocess.Popen[bytes]:
-    """Start bwrap in its own process group with stdin from a file (no writer thread needed)."""
-    with tempfile.TemporaryFile() as stdin_file:
-        stdin_file.write(stdin)
-        stdin_file.seek(0)
+    """Start bwrap in its own process group with an empty environment and stdin from a sealed
+    in-memory file (no writer thread needed). close_fds keeps every other descriptor of the
+    worker (database and Redis connections, listening sockets) out of the sandbox."""
+    stdin_fd = _sealed_memfd("stdin", stdin)
+    try:
         return subprocess.Popen(
             cmd,
-            stdin=stdin_file,
+            stdin=stdin_fd,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(info_fd,),
+            close_fds=True,
+            pass_fds=keep_fds,
+            env=_BWRAP_ENV,
             start_new_session=True,
             preexec_fn=lambda: _preexec(limits, uid, nproc_base),
         )
+    finally:
+        os.close(stdin_fd)
 
 
 def _read_child_pid(fd: int) -> int | None:
