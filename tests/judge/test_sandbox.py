@@ -176,3 +176,24 @@ def test_private_tmp_is_size_limited(workdir: Path) -> None:
     result = py(code, workdir, Limits(file_bytes=4 * 1024**2, wall_seconds=5))
     assert result.exit_code == 1
     assert b"File too large" in result.stderr or b"No space left" in result.stderr
+
+
+def test_bwrap_is_probed_once_per_process(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run proves bwrap can build a sandbox here; later runs go straight to work."""
+    real = shutil.which("bwrap")
+    folder = Path(tempfile.mkdtemp(prefix="counting-bwrap-"))
+    folder.chmod(0o755)
+    log = folder / "calls"
+    log.touch()  # as root, bwrap starts under each run's own uid, which logs here
+    log.chmod(0o666)
+    script = folder / "bwrap"
+    script.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    try:
+        outputs = [py(f"print({n})", workdir).stdout for n in range(3)]
+        calls = log.read_text().splitlines()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert outputs == [b"0\n", b"1\n", b"2\n"]
+    assert len(calls) == 4 and calls[0].endswith("-- true"), calls
