@@ -93,8 +93,6 @@ class Match(Protocol):
 class UserPattern(Protocol):
     """What a compiled pattern offers (RE2's class for it is private)."""
 
-    def search(self, text: str) -> Match | None: ...
-
     def finditer(self, text: str) -> Iterator[Match]: ...
 
     def sub(self, repl: object, text: str) -> str: ...
@@ -133,14 +131,6 @@ def compile_user_pattern(pattern: str, flags: str = "") -> UserPattern:
             "repetition counts ({1,50} rather than {1,500}) or fewer \\p{...} classes"
         )
     return compiled
-
-
-def whole_word_pattern(phrase: str) -> UserPattern:
-    """``phrase`` found only where no letter, digit or underscore touches either end (Python's
-    Unicode ``\\w``). Python's ``(?<!\\w)phrase(?!\\w)`` retries the phrase at every place:
-    a 1,000-character phrase in 1 MB of text takes a second."""
-    outside = r"[^\p{L}\p{N}_]"
-    return re2.compile(f"(?:^|{outside}){re2.escape(phrase)}(?:{outside}|$)", _OPTIONS)
 
 
 def scan(pattern: UserPattern, text: str, *, enough: int, deadline: float) -> Scan:

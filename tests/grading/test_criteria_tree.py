@@ -248,6 +248,14 @@ def test_invalid_config_is_a_readable_error(config: dict, message: str) -> None:
     assert "tree.base" in text or "tree.bonus" in text or "tree.penalty" in text
 
 
+def test_stored_settings_keep_each_tests_kind() -> None:
+    """Activity settings are stored without defaults; a test's kind is its default, and a tree
+    stored without kinds no longer loaded ("unknown test kind None")."""
+    settings = params(EXAMPLE)
+    stored = settings.model_dump(mode="json", exclude_defaults=True)
+    assert params(stored["tree"]) == settings
+
+
 def test_missing_tree_and_unknown_settings_are_named() -> None:
     with pytest.raises(InvalidParams, match="tree: Field required"):
         validate_params(PLUGIN, {})

@@ -32,7 +32,6 @@ from app.safe_regex import (
     PatternTimeout,
     compile_user_pattern,
     scan,
-    whole_word_pattern,
 )
 
 Phrase = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
@@ -148,6 +147,8 @@ class ContainsTest(Check):
         if text is None:
             return _no_file(self.file or "")
         haystack = _normalize(text, self.case_sensitive)
+        if self.whole_words:
+            haystack = _flagged(haystack)
         found = [p for p in self.phrases if self._occurs(p, haystack)]
         missing = [p for p in self.phrases if p not in found]
         quoted = ", ".join(f"“{p}”" for p in found)
@@ -162,10 +163,25 @@ class ContainsTest(Check):
         return _passed(False, f"Missing {absent}{either}.", quoted)
 
     def _occurs(self, phrase: str, haystack: str) -> bool:
+        """``phrase`` in ``haystack``, which is :func:`_flagged` for whole words."""
         needle = _normalize(phrase, self.case_sensitive)
-        if not self.whole_words:
-            return needle in haystack
-        return whole_word_pattern(needle).search(haystack) is not None
+        return (_flagged(needle) if self.whole_words else needle) in haystack
+
+
+_NON_WORD, _WORD_CHAR = "\ufdd0", "\ufdd1"  # Unicode noncharacters: never in a text as such
+
+
+def _flagged(text: str) -> str:
+    """``text`` with each character between two flags saying whether it is a word character
+    (Python's ``\\w``), and a non-word flag at both ends: a whole-word phrase is then a plain
+    substring of it, found in linear time. (``(?<!\\w)phrase(?!\\w)`` retried the phrase at
+    every place: 40 phrases of 1,000 characters took 40 s on 1 MB.)"""
+    table = {}
+    for char in set(text):
+        flag = _WORD_CHAR if char.isalnum() or char == "_" else _NON_WORD
+        shown = "\ufffd" if char in (_NON_WORD, _WORD_CHAR) else char
+        table[ord(char)] = flag + shown + flag
+    return _NON_WORD + text.translate(table) + _NON_WORD
 
 
 @register_test_kind

@@ -25,9 +25,11 @@ from pydantic import (
     Field,
     GetJsonSchemaHandler,
     SerializeAsAny,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
@@ -52,6 +54,12 @@ class LeafTest(_Frozen):
     """The settings of one test. Every kind subclasses this with a literal ``kind``."""
 
     kind: str
+
+    @model_serializer(mode="wrap")
+    def _with_kind(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Always name the kind: it is each kind's default, so ``exclude_defaults`` (how
+        activity settings are stored) would drop it and the stored tree would not load."""
+        return {"kind": self.kind, **handler(self)}
 
     @classmethod
     def __get_pydantic_json_schema__(
