@@ -40,6 +40,9 @@ from app.i18n import N_
 Stopped = Literal["ok", "timeout", "memory", "output_limit", "signal"]
 
 SANDBOX_DIR = "/sandbox"
+# Paths inside the sandbox, each a private per-run tmpfs (not the host's shared directories).
+SANDBOX_TMP = "/tmp"  # nosec B108
+SANDBOX_SHM = "/dev/shm"  # nosec B108
 MIB = 1024 * 1024
 
 # Read-only views of the host: the toolchains and what their loaders and launchers read.
@@ -163,13 +166,13 @@ def bwrap_options(
         "--size",
         str(limits.file_bytes),
         "--tmpfs",
-        "/dev/shm",
+        SANDBOX_SHM,
         "--remount-ro",
         "/dev",
         "--size",
         str(limits.file_bytes),
         "--tmpfs",
-        "/tmp",
+        SANDBOX_TMP,
         "--bind" if writable else "--ro-bind",
         str(workdir),
         SANDBOX_DIR,
@@ -183,13 +186,13 @@ def bwrap_options(
         "/usr/local/bin:/usr/bin:/bin",
         "--setenv",
         "HOME",
-        "/tmp",
+        SANDBOX_TMP,
         "--setenv",
         "LANG",
         "C.UTF-8",
         "--setenv",
         "TMPDIR",
-        "/tmp",
+        SANDBOX_TMP,
     ]
     return cmd
 
