@@ -297,6 +297,7 @@ def _run(
     limits: Limits,
     writable: bool,
 ) -> SandboxResult:
+    """One run under a given bwrap: run_sandboxed's work, and the probe's without the probe."""
     workdir = workdir.resolve()
     if os.geteuid() == 0:
         _check_reachable(workdir)
