@@ -90,7 +90,8 @@ def _java_compile(files: Sequence[str]) -> list[str]:
 
 
 _MAIN_METHOD = re.compile(r"\bstatic\s+(?:final\s+)?void\s+main\s*\(")
-_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
+# Blanks within the line only: with \s* a run of blank lines was rescanned from each line start.
+_PACKAGE = re.compile(r"^[^\S\n]*package\s+([\w.]+)\s*;", re.MULTILINE)
 _CLASS = re.compile(r"\b(?:class|record|enum|interface)\s+(\w+)")
 
 

@@ -10,7 +10,8 @@ import json
 import re
 from typing import Any
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+# Blanks before the one line break only: \s*\n retried every break of a run of blank lines.
+_FENCE = re.compile(r"```(?:json|JSON)?[^\S\n]*\n(.*?)```", re.DOTALL)
 
 
 def parse_json_reply(text: str) -> Any:

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 MAX_PAGES = 100
 #: Seconds a failed roster request is remembered before the LMS is asked again.
 FAILURE_CACHE_SECONDS = 30
-_LINK = re.compile(r"<([^>]*)>\s*;([^,<]*)")
+_LINK = re.compile(r"<([^<>]*)>\s*;([^,<]*)")  # [^<>]: a run of "<" is not rescanned from each
 _REL = re.compile(r"""rel\s*=\s*["'“”]?([^"'“”;]+)""")
 
 

@@ -6,7 +6,8 @@ backtracking engine run for minutes on a few bytes now grade in milliseconds on 
 the linear-time engine cannot run are refused where they are typed, naming the pattern and the
 feature, and nothing is stored; a pattern stored before that rule stops its grading with the
 same message instead of being run, skipped or passed. The project's own patterns that read
-students' texts stay linear on the long runs that made two of them quadratic.
+students' texts, model replies and LMS headers stay linear on the long runs that made five of
+them quadratic.
 
 Gradings that could stall run in a forked process the test waits for at most ``BOUND`` seconds,
 so a regression fails the test instead of hanging the suite.
@@ -26,7 +27,10 @@ from app.extensions import db
 from app.grading import runner, safety
 from app.grading.base import Outcome
 from app.grading.tree import model
+from app.judge.languages import java_main_class
+from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
+from app.lti.nrps import next_link
 from app.models import Activity, Evaluation
 from tests.api.conftest import Tenant, make_tenant, submit
 from tests.conftest import run_jobs
@@ -250,15 +254,28 @@ def test_a_stored_api_evaluation_pattern_the_engine_refuses_fails_with_the_reaso
     assert "a backreference \\1" in state["error_message"]
 
 
-HOSTILE_TEXTS = [  # the project's own patterns on students' texts: runs that were quadratic
+def json_or_none(reply: str) -> object:
+    try:
+        return parse_json_reply(reply)
+    except ValueError:
+        return None
+
+
+HOSTILE_TEXTS = [  # the project's own patterns on runs that made them quadratic (minutes)
     pytest.param(lambda: safety.inspect("### system" + "\xa0" * BIG + "```"), id="control-line"),
     pytest.param(
         lambda: safety.mask_pii("student id" + " " * BIG + "!", kind="text"), id="labelled-id"
     ),
     pytest.param(lambda: safety.mask_pii("dni" + "\t" * BIG + "1", kind="text"), id="dni"),
+    pytest.param(  # a student's Java program
+        lambda: java_main_class({"Main.java": "class A { static void main(" + "\n" * BIG}),
+        id="java-package",
+    ),
+    pytest.param(lambda: json_or_none("```" + "\n" * BIG + "!"), id="model-reply-fence"),
+    pytest.param(lambda: next_link("<" * BIG), id="lms-link-header"),
 ]
 
 
 @pytest.mark.parametrize("work", HOSTILE_TEXTS)
-def test_the_safety_checks_stay_linear_on_long_blank_runs(work):
+def test_the_projects_own_patterns_stay_linear_on_long_runs(work):
     within(BOUND, work)
