@@ -95,10 +95,8 @@ class CodeJudge(GradingPlugin):
                 "This submission is not a program this activity can run (%(problem)s)."
             ) % {"problem": exc}
             return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
-        except SandboxUnavailable as exc:  # the server's fault: the teacher grades, the admin fixes
-            log.error("code judge unavailable: %s", exc)
-            message = SandboxUnavailable.user_message
-            return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
+        except SandboxUnavailable as exc:
+            return sandbox_unavailable(job, exc)
         return GradingResult(
             outcome=Outcome.GRADED,
             score=report.fraction * job.max_score,
@@ -117,6 +115,14 @@ class CodeJudge(GradingPlugin):
             ],
             provenance={"judge": report.to_dict()},
         )
+
+
+def sandbox_unavailable(job: GradingInput, exc: SandboxUnavailable) -> GradingResult:
+    """The server cannot sandbox: the teacher grades (and is told why), the admin fixes it;
+    bwrap's own error (paths, kernel messages) goes to the log, not to a page."""
+    log.error("code judge unavailable: %s", exc)
+    message = SandboxUnavailable.user_message
+    return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
 
 
 def feedback(report: judge_runner.JudgeReport) -> str:

@@ -33,12 +33,13 @@ from app.grading.base import (
     Outcome,
     Progress,
 )
-from app.grading.code_judge import JudgeSettings, run_judge
+from app.grading.code_judge import JudgeSettings, run_judge, sandbox_unavailable
 from app.grading.code_judge import feedback as judge_feedback
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.i18n import N_
 from app.judge.languages import UnsupportedLanguage
 from app.judge.runner import JudgeReport
+from app.judge.sandbox import SandboxUnavailable
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
 from app.policy import PolicyContext, run_pack
@@ -187,7 +188,10 @@ class Ensemble(GradingPlugin):
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: EnsembleParams = job.params  # type: ignore[assignment]
         progress(1, self.steps, N_("Running the program and checking it against the rules"))
-        report = _judge(job, params)
+        try:
+            report = _judge(job, params)
+        except SandboxUnavailable as exc:  # no grade without the teacher's tests: review
+            return sandbox_unavailable(job, exc)
         policy_flags = _policy_flags(params, job, report)
         if not llm.is_configured:
             result = _without_models(job, policy_flags)
@@ -203,7 +207,8 @@ class Ensemble(GradingPlugin):
 
 
 def _judge(job: GradingInput, params: EnsembleParams) -> JudgeReport | None:
-    """Run the teacher's tests when there are any and the file is a program."""
+    """Run the teacher's tests when there are any and the file is a program; raises
+    SandboxUnavailable when the server cannot run them."""
     if not params.tests:
         return None
     try:

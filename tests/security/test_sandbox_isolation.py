@@ -313,15 +313,20 @@ def test_a_sandbox_that_cannot_be_built_is_reported_not_run(
         py("print('ran')", workdir)
 
 
+#: Every strategy that runs the teacher's tests in the judge.
+JUDGING_STRATEGIES = ("code_judge", "ensemble")
+
+
+@pytest.mark.parametrize("strategy", JUDGING_STRATEGIES)
 def test_the_teacher_is_told_the_judge_cannot_run_and_the_student_waits(
-    app, browser, platform, live_tool, broken_sandbox: str
+    app, browser, platform, live_tool, broken_sandbox: str, strategy: str
 ) -> None:
     """Through the launch, the upload and the worker: the submission waits for the teacher
     with the administrator's fix named, instead of failing with an internal error."""
     app.config["EVALUAITOR_LLM_BASE_URL"] = None
     page = open_activity(browser, platform, live_tool)
     tests = [{"name": "adds", "stdin": "2 3\n", "expected_stdout": "5"}]
-    configure(plugin_name="code_judge", plugin_params={"tests": tests})
+    configure(plugin_name=strategy, plugin_params={"tests": tests})
     upload(browser, page, "add.py", b"a, b = map(int, input().split())\nprint(a + b)\n")
     run_jobs()
     submission = latest_submission()
