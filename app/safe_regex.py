@@ -19,7 +19,7 @@ Linear is not free, so three bounds apply: the pattern's length; its compiled si
 repeated 20 times is 8,000 steps, each paid on every character when RE2's cache overflows and it
 falls back to its slower engine); and RE2's memory (``max_mem``). Counting matches repeats the
 search, and one search may read to the end of the text before it finds its match, so
-:func:`scan` stops at the count it needs and at a deadline.
+:func:`scan` stops at the count it needs and when the grading's time budget is spent.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ MAX_PROGRAM_SIZE = 2000
 #: RE2's memory for one pattern (program and match cache); 4 MiB keeps the fast engine for
 #: every pattern under MAX_PROGRAM_SIZE tried, and 128 cached patterns within 512 MiB.
 MAX_MEM = 4 << 20
-#: Seconds of matching one grading's patterns may take together (see :func:`scan`).
+#: Seconds of matching the patterns of one grading may take together (see :class:`Budget`).
 SCAN_SECONDS = 5.0
 
 _OPTIONS = re2.Options()
@@ -93,6 +93,14 @@ class UserPattern(Protocol):
     def sub(self, repl: object, text: str) -> str: ...
 
 
+class Budget:
+    """Seconds of matching left to the patterns of one grading: shared, so that many patterns
+    cannot add up to a stall; only time spent matching counts."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.left = SCAN_SECONDS if seconds is None else seconds
+
+
 @dataclass(frozen=True)
 class Scan:
     """Matches found, counted up to what was asked; the first one's text (None: no match)."""
@@ -128,24 +136,29 @@ def compile_user_pattern(pattern: str, flags: str = "") -> UserPattern:
     return compiled
 
 
-def scan(pattern: UserPattern, text: str, *, enough: int, deadline: float) -> Scan:
+def scan(pattern: UserPattern, text: str, *, enough: int, budget: Budget) -> Scan:
     """Count the matches of ``pattern`` in ``text``, stopping at ``enough`` (at least 1).
 
     Each search is linear, but each starts where the last match ended and may read to the end
     of the text (``[^b]*c|a`` does on a run of ``a``: counting its 100,000 matches in 100 KB
-    takes 9 s). Raises PatternTimeout once ``time.monotonic()`` passes ``deadline``.
+    takes 8 s). The time taken comes out of ``budget``; PatternTimeout once it is spent.
     """
+    started = time.monotonic()
+    deadline = started + budget.left
     count, first = 0, None
-    if time.monotonic() > deadline:
-        raise PatternTimeout
-    for match in pattern.finditer(text):
-        count += 1
-        if first is None:
-            first = match.group(0)
-        if count >= enough:
-            break
-        if time.monotonic() > deadline:
+    try:
+        if budget.left <= 0:
             raise PatternTimeout
+        for match in pattern.finditer(text):
+            count += 1
+            if first is None:
+                first = match.group(0)
+            if count >= enough:
+                break
+            if time.monotonic() > deadline:
+                raise PatternTimeout
+    finally:
+        budget.left -= time.monotonic() - started
     return Scan(count, first)
 
 

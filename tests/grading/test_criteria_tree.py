@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import pytest
 
+from app import safe_regex
 from app.grading.base import GradingInput, GradingResult, InputFile, Outcome
 from app.grading.criteria_tree import CriteriaTree, CriteriaTreeParams
 from app.grading.registry import InvalidParams, validate_params
@@ -300,6 +302,25 @@ def test_new_test_kinds_plug_in(monkeypatch) -> None:
     job = make_job(tree([leaf("custom", {"kind": "always"})]), "x")
     result = grade(job, LLMSession(None))
     assert result.score == 10 and criterion(result, "base/custom").reason == "0 files"
+
+
+def test_only_matching_time_counts_against_the_regex_budget(monkeypatch) -> None:
+    """A slow test before a regex (a program compiled and run by the judge) leaves the regexes
+    their whole budget: only time spent matching counts."""
+    monkeypatch.setattr(model, "TEST_KINDS", dict(model.TEST_KINDS))
+    monkeypatch.setattr(safe_regex, "SCAN_SECONDS", 0.2)
+
+    @register_test_kind
+    class Slow(Check):
+        kind: Literal["slow"] = "slow"
+
+        def run(self, ctx: CheckContext) -> LeafResult:
+            time.sleep(0.3)
+            return LeafResult(100.0, "pass", "slept")
+
+    job = make_job(tree([leaf("slow", {"kind": "slow"}), leaf("intro", regex("intro"))]), "intro")
+    result = grade(job, LLMSession(None))
+    assert result.outcome == Outcome.GRADED and criterion(result, "base/intro").verdict == "pass"
 
 
 # --- deterministic checks ------------------------------------------------------------------

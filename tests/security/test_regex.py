@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
+from app import safe_regex
 from app.extensions import db
 from app.grading import runner, safety
 from app.grading.base import Outcome
-from app.grading.tree import model
 from app.judge.languages import java_main_class
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
@@ -135,7 +135,7 @@ def test_counting_matches_that_each_read_to_the_end_stops_when_decided():
 def test_patterns_that_run_out_of_time_send_the_submission_to_a_teacher(monkeypatch):
     """All regexes of a grading share one time budget; a test left without an answer has no
     score, and the grading waits for a teacher instead of guessing."""
-    monkeypatch.setattr(model, "SCAN_SECONDS", -1.0)
+    monkeypatch.setattr(safe_regex, "SCAN_SECONDS", 0.0)
     tree = tree_of(regex("a"), {"kind": "word_count", "min": 1})
     outcome, score, verdicts = grade(tree, "a text")
     assert (outcome, score) == (Outcome.NEEDS_REVIEW.value, None)

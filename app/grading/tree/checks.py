@@ -7,8 +7,8 @@ Regular expressions come from teachers and API clients and run on students' text
 through :mod:`app.safe_regex`: RE2 matches in linear time, and a pattern it cannot run (a
 backreference, a lookaround...) is refused when the tree is validated, with a message naming it.
 A regex scans at most ``max_chars`` characters, and all regexes of one grading share one time
-budget (``CheckContext.deadline``); a test that runs out of it has no score, so the submission
-waits for a teacher rather than being graded on a guess.
+budget (``CheckContext.regex_budget``); a test that runs out of it has no score, so the
+submission waits for a teacher rather than being graded on a guess.
 
 A tree stored before RE2 (an activity's or an evaluation's settings) is validated again when it
 grades, so a pattern RE2 refuses stops that grading with the same message, through the
@@ -90,7 +90,7 @@ class RegexTest(Check):
         enough = high + 1 if high is not None else max(low, 1) if counted else 1
         pattern = compile_user_pattern(self.pattern, self.flags)
         try:
-            found = scan(pattern, text[: ctx.max_chars], enough=enough, deadline=ctx.deadline)
+            found = scan(pattern, text[: ctx.max_chars], enough=enough, budget=ctx.regex_budget)
         except PatternTimeout:
             return LeafResult(
                 None,

@@ -14,7 +14,6 @@ answers in one batched model call.
 from __future__ import annotations
 
 import fnmatch
-import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
@@ -36,7 +35,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from app.grading.base import GradingInput, InputFile
-from app.safe_regex import SCAN_SECONDS
+from app.safe_regex import Budget
 
 BRANCHES = ("base", "bonus", "penalty")
 
@@ -90,13 +89,12 @@ class LeafResult:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may look at: the whole job, how much text regexes may scan, and until when
-    (``time.monotonic()``): one deadline for all regexes of a grading, so that many patterns
-    cannot add up to a stall."""
+    """What a check may look at: the whole job, and how much text regexes may scan and for how
+    long (one budget for all regexes of a grading)."""
 
     job: GradingInput
     max_chars: int
-    deadline: float = field(default_factory=lambda: time.monotonic() + SCAN_SECONDS)
+    regex_budget: Budget = field(default_factory=Budget)
 
     def files(self) -> list[InputFile]:
         """Every submitted file, the main document included even when ``job.files`` is empty."""
