@@ -21,7 +21,7 @@ def parse_json_reply(text: str) -> Any:
     for candidate in candidates:
         try:
             return json.loads(candidate)
-        except (json.JSONDecodeError, ValueError):
+        except (ValueError, RecursionError):  # a hostile reply may nest ten thousand deep
             continue
     raise ValueError("no JSON object in the reply")
 

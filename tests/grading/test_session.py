@@ -105,3 +105,19 @@ def test_json_is_found_in_chatty_replies(reply, expected):
 def test_reply_without_json_is_an_error():
     with pytest.raises(ValueError):
         parse_json_reply("I think the score is eight.")
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("[" * 100_000, None),  # nested deeper than the JSON parser recurses: no JSON
+        ('{"a": ' * 50_000 + "1" + "}" * 50_000 + ' then {"score": 3}', {"score": 3}),
+    ],
+)
+def test_a_hostile_nesting_depth_is_no_json_not_a_crash(reply: str, expected) -> None:
+    """A model reply is untrusted text: a RecursionError would end the grading job."""
+    if expected is None:
+        with pytest.raises(ValueError):
+            parse_json_reply(reply)
+    else:
+        assert parse_json_reply(reply) == expected

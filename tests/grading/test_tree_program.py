@@ -9,6 +9,7 @@ import pytest
 from app.grading.base import GradingInput, GradingResult, InputFile, Outcome
 from app.grading.criteria_tree import CriteriaTree
 from app.grading.registry import InvalidParams, validate_params
+from app.judge.sandbox import SandboxUnavailable
 from app.llm.session import LLMSession
 
 PLUGIN = CriteriaTree()
@@ -127,3 +128,17 @@ def test_invalid_config_is_refused_readably(test: dict, message: str) -> None:
 def test_language_aliases_are_normalized() -> None:
     params = validate_params(PLUGIN, config(program(language=" Py ")))
     assert params.tree.base.children[0].test.language == "python"  # type: ignore[attr-defined]
+
+
+def test_a_server_without_a_sandbox_sends_the_work_to_the_teacher_without_details(
+    fake_llm, session, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """No bwrap on PATH: the program test has no score, its reason is the administrator's fix,
+    and nothing of the server (paths, bwrap's own error) reaches the feedback."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no bwrap, no compilers
+    result = grade(program(language="python"), {"main.py": ADD_RIGHT}, session)
+    assert result.outcome is Outcome.NEEDS_REVIEW
+    reasons = [c.reason for c in result.criteria]
+    assert SandboxUnavailable.user_message in reasons
+    assert not any("bwrap" in (reason or "") for reason in reasons)
+    assert str(tmp_path) not in result.feedback

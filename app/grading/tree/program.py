@@ -12,6 +12,7 @@ test cases in one leaf (their weights already give partial credit).
 
 from __future__ import annotations
 
+import logging
 from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
@@ -27,6 +28,8 @@ _EXTENSIONS = frozenset(ext for lang in LANGUAGES.values() for ext in lang.exten
 _EVIDENCE_CHARS = 1000
 
 Entry = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+
+log = logging.getLogger(__name__)
 
 
 @register_test_kind
@@ -65,7 +68,8 @@ class ProgramTest(Check):
         try:
             report = judge(sources, self.language, cases, self.limits.to_limits(), entry=self.entry)
         except SandboxUnavailable as exc:  # the server's fault, not the student's
-            return LeafResult(None, "error", f"The code judge is unavailable: {exc}")
+            log.error("code judge unavailable: %s", exc)  # bwrap's paths and errors: log only
+            return LeafResult(None, "error", SandboxUnavailable.user_message)
         except ValueError as exc:  # no source for the language, or an unsafe file name
             return LeafResult(0.0, "fail", f"The program could not be judged: {exc}")
         return _result(report)
