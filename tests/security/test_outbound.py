@@ -24,11 +24,12 @@ from sqlalchemy import select
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from app import create_app, outbound
+from app import outbound
 from app.extensions import db, redis_connection
 from app.models import Platform
 from tests.fakes import sockets
 from tests.fakes.platform import FakePlatform
+from tests.test_registration import behind_a_proxy
 
 #: The one answer whatever the other end did.
 NEUTRAL = (
@@ -372,17 +373,7 @@ def test_the_eleventh_registration_from_one_address_gets_429(browser):
 
 
 def test_the_limit_counts_the_client_behind_a_trusted_proxy(tmp_path, redis_server, key_dir):
-    proxied = create_app(
-        {
-            "TESTING": True,
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'proxied.db'}",
-            "REDIS_URL": redis_server.url,
-            "EVALUAITOR_KEY_DIR": str(key_dir),
-            "SECRET_KEY": "test-secret",
-            "EVALUAITOR_TRUSTED_PROXIES": 1,
-            "EVALUAITOR_REGISTER_RATE_LIMIT": 2,
-        }
-    )
+    proxied = behind_a_proxy(tmp_path, redis_server, key_dir, EVALUAITOR_REGISTER_RATE_LIMIT=2)
     with proxied.app_context():
         redis_connection().flushdb()
     client = proxied.test_client()
