@@ -105,12 +105,14 @@ def load(instance_path: str) -> dict[str, Any]:
     config: dict[str, Any] = {
         key: env.get(key, default) or default for key, default in _STRING_SETTINGS.items()
     }
+    unset = set()
     for key, default in _NUMERIC_SETTINGS.items():
         names = (key, *_FORMER_NAMES.get(key, ()))
         raw = next((env[name] for name in names if env.get(name) not in (None, "")), None)
-        config[key] = type(default)(raw) if raw not in (None, "") else default
-    private = ("EVALUAITOR_ALLOW_PRIVATE_URLS", *_FORMER_NAMES["EVALUAITOR_ALLOW_PRIVATE_URLS"])
-    if all(env.get(name) in (None, "") for name in private):
+        if raw is None:
+            unset.add(key)
+        config[key] = default if raw is None else type(default)(raw)
+    if "EVALUAITOR_ALLOW_PRIVATE_URLS" in unset:  # the practice platform lives on localhost
         config["EVALUAITOR_ALLOW_PRIVATE_URLS"] = config["EVALUAITOR_PRACTICE"]
 
     instance = Path(instance_path)
