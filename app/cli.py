@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -41,41 +40,39 @@ def cli() -> None:
 @click.option("--worker/--no-worker", default=True, help="Also start an RQ worker.")
 def run_command(host: str, port: int, worker: bool) -> None:
     """Run everything for local use: Redis (embedded if REDIS_URL is unset), migrations,
-    a worker and the web server."""
-    from flask_migrate import upgrade
-    from werkzeug.serving import run_simple
+    a worker and the web server.
 
-    from app.jobs.redis_server import EmbeddedRedis
+    SIGTERM or Ctrl+C stops it all and exits 0: the worker may finish its job for up to
+    EVALUAITOR_SHUTDOWN_GRACE seconds, then the job is cut off and handed back. A worker or
+    Redis that dies is started again (app/supervisor.py).
+    """
+    from flask_migrate import upgrade
+
+    from app.supervisor import Supervisor
 
     app = current_app._get_current_object()
-    redis_server = None
-    if not os.environ.get("REDIS_URL"):
-        redis_server = EmbeddedRedis(Path(app.instance_path) / "redis").start()
-        os.environ["REDIS_URL"] = redis_server.url
-        app = create_app()
-        click.echo(f"Embedded Redis at {redis_server.url}")
-    with app.app_context():
-        upgrade()
-    worker_process = None
-    if worker:
-        worker_process = subprocess.Popen([sys.executable, "-m", "app.cli", "worker"])
-    click.echo(f"Evaluaitor on http://{host}:{port}  (LTI login: /lti/login, keys: /lti/jwks)")
-    practice = None
-    if app.config["EVALUAITOR_PRACTICE"]:
-        # A browser cannot open a wildcard address: the platform sends it to this host.
-        # A comparison, not a bind: the operator chose the listening address.
-        reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # nosec B104
-        practice = _start_practice(app, f"http://{reachable}:{port}")
-    try:
-        run_simple(host, port, app, threaded=True, use_reloader=False)
-    finally:
-        if practice:
-            practice.shutdown()
-        if worker_process:
-            worker_process.terminate()
-            worker_process.wait(timeout=10)
-        if redis_server:
-            redis_server.stop()
+    with Supervisor(grace=app.config["EVALUAITOR_SHUTDOWN_GRACE"]) as supervisor:
+        if not os.environ.get("REDIS_URL"):
+            redis_server = supervisor.start_redis(Path(app.instance_path) / "redis")
+            os.environ["REDIS_URL"] = redis_server.url
+            app = create_app()
+            click.echo(f"Embedded Redis at {redis_server.url}")
+        with app.app_context():
+            upgrade()
+        if worker:
+            supervisor.start_worker([sys.executable, "-m", "app.cli", "worker"])
+        click.echo(f"Evaluaitor on http://{host}:{port}  (LTI login: /lti/login, keys: /lti/jwks)")
+        if app.config["EVALUAITOR_PRACTICE"]:
+            # A browser cannot open a wildcard address: the platform sends it to this host.
+            # A comparison, not a bind: the operator chose the listening address.
+            reachable = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # nosec B104
+            practice = _start_practice(app, f"http://{reachable}:{port}")
+            if practice:
+                supervisor.add_server(practice)
+        try:
+            supervisor.serve(host, port, app)
+        except OSError as exc:
+            raise click.ClickException(f"Cannot listen on {host}:{port}: {exc}") from exc
 
 
 def _start_practice(app, tool_url: str):

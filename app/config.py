@@ -48,6 +48,9 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_AGS_TIMEOUT": 20.0,
     "EVALUAITOR_COMMENT_MAX_CHARS": 3000,
     "EVALUAITOR_REQUEUE_AFTER": 30,
+    # Seconds `evaluaitor run`, asked to stop (SIGTERM, Ctrl+C), lets the worker finish the job
+    # it is running; a job still running then is cut off and handed back to the queue.
+    "EVALUAITOR_SHUTDOWN_GRACE": 30.0,
     # How many reverse proxies (TLS terminators) to trust for X-Forwarded-* headers. Behind
     # one, set 1: launches must know they arrived over HTTPS to set iframe-proof cookies.
     "EVALUAITOR_TRUSTED_PROXIES": 0,

