@@ -16,8 +16,11 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -28,11 +31,14 @@ from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequ
 from pylti1p3.exception import LtiException, LtiKeyException, LtiMessageValidationException
 from pylti1p3.launch_data_storage.cache import CacheDataStorage
 from redis import Redis
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import joinedload
 
 from app import outbound
 from app.errors import LaunchError, ReplayedLaunch
-from app.extensions import redis_connection
-from app.lti.tool_config import DatabaseToolConf
+from app.extensions import db, redis_connection
+from app.lti import claims
+from app.lti.tool_config import DatabaseToolConf, find_deployment, find_platform
 from app.models import Deployment, Platform
 
 PUBLIC_KEY_CACHE_SECONDS = 300
@@ -44,6 +50,66 @@ MAX_KEY_SET_BYTES = 256 * 1024
 LOGIN_KEY = "evaluaitor:lti-login:"
 #: Seconds between a login initiation and its launch (the platform's sign-in included).
 LOGIN_TTL = 600
+
+
+#: A JWS segment: base64url without padding.
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def unverified_claims(id_token: str) -> dict[str, Any]:
+    """The claims of an id_token, read without checking its signature: enough to name its
+    platform and deployment (and a request the tool cannot answer) before pylti1p3 checks it.
+
+    PyJWT's unverified decode tests every character in Python (0.3 ms for a Moodle token);
+    this is the same reading, done once per launch with a regex. Raises LaunchError.
+    """
+    segments = id_token.split(".")
+    if len(segments) != 3 or not all(_SEGMENT.fullmatch(part) for part in segments[:2]):
+        raise LaunchError(detail="unreadable id_token: not three base64url segments")
+    try:
+        body = json.loads(base64.urlsafe_b64decode(segments[1] + "=" * (-len(segments[1]) % 4)))
+    except (binascii.Error, ValueError) as exc:  # also bad UTF-8 and bad JSON
+        raise LaunchError(detail=f"unreadable id_token: {exc}") from exc
+    if not isinstance(body, dict):
+        raise LaunchError(detail="unreadable id_token: its payload is not an object")
+    return body
+
+
+#: The active platform and deployment a launch names, with the platform's organization (the
+#: launch checks it is on): one statement, built once, instead of three.
+_REGISTRATION = (
+    select(Platform, Deployment)
+    .join(Deployment, Deployment.platform_id == Platform.id)
+    .where(
+        Platform.issuer == bindparam("issuer"),
+        Platform.client_id == bindparam("client_id"),
+        Deployment.deployment_id == bindparam("deployment_id"),
+        Platform.is_active.is_(True),
+        Deployment.is_active.is_(True),
+    )
+    .options(joinedload(Platform.organization))
+)
+
+
+def launch_registration(body: dict[str, Any]) -> tuple[Platform, Deployment]:
+    """The platform and deployment the (not yet verified) claims name.
+
+    An unknown or switched-off one is named by :func:`find_platform` and
+    :func:`find_deployment`, which raise the errors a person is shown.
+    """
+    audience = body.get("aud")
+    client_id = audience[0] if isinstance(audience, list) and audience else audience
+    if not isinstance(client_id, str) or not isinstance(body.get("iss"), str):
+        raise LaunchError(detail="id_token without iss or aud")
+    deployment_id = str(body.get(claims.DEPLOYMENT_ID, ""))
+    row = db.session.execute(
+        _REGISTRATION,
+        {"issuer": body["iss"], "client_id": client_id, "deployment_id": deployment_id},
+    ).first()
+    if row is not None:
+        return row.Platform, row.Deployment
+    platform = find_platform(body["iss"], client_id)
+    return platform, find_deployment(platform, deployment_id)
 
 
 class RedisCache:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import jwt
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 
@@ -12,8 +11,8 @@ from app import ratelimit
 from app.errors import Forbidden, LaunchError
 from app.extensions import redis_connection
 from app.lti import claims, deep_linking, keys, platform_storage, registration, session
-from app.lti.launch import validated_launch
-from app.lti.tool_config import find_deployment, find_platform
+from app.lti.launch import launch_registration, unverified_claims, validated_launch
+from app.lti.tool_config import find_platform
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
 # Launches whose state cookie the browser blocked (see app.lti.platform_storage).
@@ -34,8 +33,9 @@ def login():
 @bp.post("/launch")
 def launch():
     """Validate the id_token, record what it describes, and open the right page."""
-    platform, deployment = _platform_and_deployment(request.form.get("id_token", ""))
-    deep_linking.check_request(request.form.get("id_token", ""))
+    unverified = unverified_claims(request.form.get("id_token", ""))
+    platform, deployment = launch_registration(unverified)
+    deep_linking.check_request(unverified)
     message = validated_launch(platform, deployment)
     body = message.get_launch_data()
     if body.get(claims.MESSAGE_TYPE) == deep_linking.DEEP_LINKING_REQUEST:
@@ -113,20 +113,3 @@ def _tool_urls() -> registration.ToolUrls:
         launch=url_for("lti.launch", _external=True),
         jwks=url_for("lti.jwks", _external=True),
     )
-
-
-def _platform_and_deployment(id_token: str):
-    """Name an unknown issuer, client or deployment clearly before pylti1p3 runs.
-
-    The token is only *read* here; its signature is verified by :func:`validated_launch`.
-    """
-    try:
-        body = jwt.decode(id_token, options={"verify_signature": False})
-    except jwt.InvalidTokenError as exc:
-        raise LaunchError(detail=f"unreadable id_token: {exc}") from exc
-    audience = body.get("aud")
-    client_id = audience[0] if isinstance(audience, list) and audience else audience
-    if not isinstance(client_id, str) or not isinstance(body.get("iss"), str):
-        raise LaunchError(detail="id_token without iss or aud")
-    platform = find_platform(body["iss"], client_id)
-    return platform, find_deployment(platform, str(body.get(claims.DEPLOYMENT_ID, "")))
