@@ -152,7 +152,7 @@ HTTP_MESSAGES = {
 }
 
 
-def _is_rest_api() -> bool:
+def is_rest_api() -> bool:
     """A path of the REST API (prefixes registered by :func:`app.api.init_app`), matched by
     path so that routing errors (404, 405) outside any view answer in the API's shape too."""
     prefixes = current_app.extensions.get("evaluaitor.api_prefixes", ())
@@ -168,7 +168,7 @@ def _wants_json() -> bool:
 
 def _respond(status: int, code: str, message: str):
     message = str(message)  # a lazy translation, in the reader's language (English for the API)
-    if _is_rest_api():
+    if is_rest_api():
         return jsonify(error={"code": code, "message": message}), status
     if _wants_json():
         return jsonify(error=code, message=message), status
@@ -193,7 +193,7 @@ def init_app(app: Flask) -> None:
     def handle_http(exc: HTTPException):
         status = exc.code or 500
         message = exc.description or ""
-        if not _is_rest_api() and exc.description == type(exc).description:
+        if not is_rest_api() and exc.description == type(exc).description:
             # werkzeug's own English text; a description given on purpose (CSRF) stays
             message = HTTP_MESSAGES.get(
                 status, _l("The request could not be completed (error %(status)s).", status=status)

@@ -9,6 +9,8 @@ always answers in English: its clients are programs. Templates use ``_()``; Pyth
 Texts the worker stores for a person to read later (a submission's progress and error
 messages) are stored in English and marked with :func:`N_`; pages show them through the
 ``localize`` filter, which translates them in the reader's language (see docs/decisions.md).
+``N_`` and the Flask-free ``gettext`` of the grading layer live in :mod:`app.catalogue`;
+:func:`init_app` connects them to Flask-Babel.
 """
 
 from __future__ import annotations
@@ -20,28 +22,23 @@ from flask import Flask, has_request_context, request
 from flask_babel import Babel, get_locale, get_translations, gettext
 from flask_babel import support as babel_support
 
+from app import catalogue
+from app.catalogue import N_ as N_  # the marker, for the modules above the grading layer
+from app.errors import is_rest_api
+from app.lti.page_token import peek_locale
+
 LANGUAGES = ("en", "es")
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
-def N_(message: str) -> str:  # noqa: N802 - the conventional name of gettext_noop
-    """Mark an English text for the catalogue without translating it now: the worker stores
-    it, and :func:`localize` translates it when a page shows it."""
-    return message
-
-
 def _locale() -> str:
     if not has_request_context():
         return LANGUAGES[0]  # the CLI and the worker speak English
-    from app.errors import _is_rest_api
-
-    if _is_rest_api():
+    if is_rest_api():
         return LANGUAGES[0]
     token = (request.view_args or {}).get("token")
     if token:
-        from app.lti.session import peek_locale
-
         wanted = peek_locale(token)
         if wanted:
             language = wanted.replace("_", "-").split("-")[0].lower()
@@ -89,6 +86,8 @@ def _templates(translations: babel_support.NullTranslations) -> list[tuple[re.Pa
 
 
 def init_app(app: Flask) -> None:
+    """Pages in the reader's language, and the grading layer's texts with them."""
+    catalogue.install(gettext)
     Babel(app, locale_selector=_locale)
     app.jinja_env.filters["localize"] = localize
     app.jinja_env.globals["get_locale"] = get_locale

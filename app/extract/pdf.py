@@ -22,6 +22,7 @@ from pypdf import PageObject, PasswordType, PdfReader
 from pypdf.errors import PdfReadError, PyPdfError
 from pypdf.generic import ArrayObject, DictionaryObject, PdfObject
 
+from app.catalogue import N_
 from app.extract.errors import (
     CorruptFileError,
     EncryptedFileError,
@@ -30,7 +31,6 @@ from app.extract.errors import (
 )
 from app.extract.extraction import MAX_CHARS, Extraction
 from app.extract.kinds import Kind
-from app.i18n import N_
 
 #: Most pages read; the rest of a longer document is dropped (``Extraction.truncated``).
 MAX_PAGES = 500

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 
+from app.catalogue import N_
 from app.extract.errors import EmptyFileError, UnsupportedFileError
 from app.extract.kinds import KIND_BY_EXTENSION, TEXT_KINDS, Kind
 from app.extract.text import EMPTY_MESSAGE, as_text
-from app.i18n import N_
 
 PDF_MAGIC = b"%PDF-"
 #: PDF readers accept the header anywhere in the first 1024 bytes (some tools prepend junk).

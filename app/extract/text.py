@@ -8,10 +8,10 @@ from pathlib import Path
 
 from charset_normalizer import from_bytes
 
+from app.catalogue import N_
 from app.extract.errors import EmptyFileError
 from app.extract.extraction import MAX_CHARS, Extraction
 from app.extract.kinds import CODE_LANGUAGES, Kind
-from app.i18n import N_
 
 #: Most bytes read from a text file: enough for MAX_CHARS even at 4 bytes per character.
 MAX_TEXT_BYTES = 4 * MAX_CHARS

@@ -20,10 +20,10 @@ from docx.opc.exceptions import OpcError
 from docx.oxml.ns import qn
 from lxml import etree
 
+from app.catalogue import N_
 from app.extract.errors import CorruptFileError, NoTextError, UnsupportedFileError
 from app.extract.extraction import Extraction
 from app.extract.kinds import Kind
-from app.i18n import N_
 
 MAIN_PART = "word/document.xml"
 #: Largest uncompressed main document we parse: ~10 000 pages of text. Checked from the zip

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
+from app.catalogue import N_
 from app.grading.base import (
     CriterionResult,
     GradingInput,
@@ -17,7 +18,6 @@ from app.grading.base import (
     PluginParams,
     Progress,
 )
-from app.i18n import N_
 from app.judge import runner as judge_runner
 from app.judge.languages import LANGUAGES, UnsupportedLanguage
 from app.judge.sandbox import SandboxUnavailable

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
+from app.catalogue import N_
 from app.grading.base import (
     CriterionResult,
     Flag,
@@ -31,7 +32,6 @@ from app.grading.base import (
 from app.grading.length_penalty import LengthPenalty
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.grading.rubric import Criterion, Rubric
-from app.i18n import N_
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
 

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from app.catalogue import N_
 from app.grading.base import (
     CriterionResult,
     GradingInput,
@@ -45,7 +46,6 @@ from app.grading.base import (
 from app.grading.tree import ai
 from app.grading.tree.model import Check, CheckContext, Leaf, LeafResult, Tree
 from app.grading.tree.scoring import TreeScore, leaf_points, score_tree
-from app.i18n import N_
 from app.llm.session import LLMSession
 
 BRANCH_TITLES = {"base": "Criteria", "bonus": "Bonus", "penalty": "Penalties"}

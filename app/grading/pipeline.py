@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
+from app.catalogue import N_
 from app.grading.base import (
     CriterionResult,
     Flag,
@@ -58,7 +59,6 @@ from app.grading.pipeline_prompts import (
 )
 from app.grading.retrieval import chunk, rank
 from app.grading.scores import read_score
-from app.i18n import N_
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
 

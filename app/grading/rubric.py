@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 
 import yaml
-from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from app.catalogue import gettext as _
 
 
 class RubricError(ValueError):

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from app.catalogue import N_
 from app.grading.base import (
     GradingInput,
     GradingPlugin,
@@ -21,7 +22,6 @@ from app.grading.base import (
 )
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.grading.scores import read_score
-from app.i18n import N_
 from app.llm.session import LLMSession
 
 SYSTEM_PROMPT = f"""\

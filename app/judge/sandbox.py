@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from app.i18n import N_
+from app.catalogue import N_
 
 Stopped = Literal["ok", "timeout", "memory", "output_limit", "signal"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from app.i18n import N_
+from app.catalogue import N_
 from app.llm.errors import (
     LLMConnectionError,
     LLMError,

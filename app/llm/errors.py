@@ -7,7 +7,7 @@ contains URLs, API keys or raw server output); pages show it translated (app.i18
 
 from __future__ import annotations
 
-from app.i18n import N_
+from app.catalogue import N_
 
 
 class LLMError(Exception):

@@ -1,22 +1,15 @@
-"""What a launch leaves behind: rows for the course, user and activity, and a session token.
+"""What a launch leaves behind: rows for the course, user and activity, and a session token
+(:mod:`app.lti.page_token`) that pages carry; :func:`load` turns the token back into access.
 
-The session is a signed, expiring token (itsdangerous, keyed by ``SECRET_KEY``) naming the
-platform, activity, user and role. Pages carry it in their URL, not in a cookie, so they
-keep working inside an LMS iframe when the browser blocks third-party cookies, and keep
-working when Redis is briefly down. The token is never sent automatically by the browser,
-so it also protects form posts against cross-site request forgery. The full launch data
-stays in Redis under ``launch_id`` (pylti1p3's own storage).
+The full launch data stays in Redis under ``launch_id`` (pylti1p3's own storage).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
-from flask import current_app
 from flask_babel import lazy_gettext as _l
-from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 
@@ -24,29 +17,9 @@ from app.activities import copy_settings
 from app.errors import LaunchError, SessionExpired, SwitchedOff
 from app.extensions import db
 from app.lti import claims, deep_linking
+from app.lti.page_token import LaunchSession, decode
+from app.lti.page_token import issue_token as issue_token  # the launch view issues it
 from app.models import Activity, Course, Deployment, LtiUser, Organization, Platform
-
-_SALT = "evaluaitor.launch-session"
-
-
-@dataclass(frozen=True)
-class LaunchSession:
-    launch_id: str
-    platform_id: int
-    activity_id: int
-    user_id: int
-    is_staff: bool
-    return_url: str | None = None
-    #: The language the LMS asked for (``launch_presentation.locale``), e.g. ``es-ES``.
-    locale: str | None = None
-
-
-def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt=_SALT)
-
-
-def issue_token(session: LaunchSession) -> str:
-    return _serializer().dumps(asdict(session))
 
 
 def load(token: str) -> LaunchSession:
@@ -57,17 +30,9 @@ def load(token: str) -> LaunchSession:
     organization an admin has switched off raises SwitchedOff, at once: the signature alone
     would keep it working until it expires.
     """
-    session = _decode(token)
+    session = decode(token)
     _check_switched_on(session)
     return session
-
-
-def _decode(token: str) -> LaunchSession:
-    try:
-        data = _serializer().loads(token, max_age=current_app.config["EVALUAITOR_LAUNCH_TTL"])
-        return LaunchSession(**data)
-    except (BadData, TypeError) as exc:
-        raise SessionExpired() from exc
 
 
 #: The switches above a page token's activity, by primary keys: built once, as building the
@@ -93,15 +58,6 @@ def _check_switched_on(session: LaunchSession) -> None:
     platform_on, deployment_on, organization_on = row
     if not (platform_on and deployment_on and organization_on is not False):
         raise SwitchedOff(detail=f"platform {session.platform_id} or its deployment is off")
-
-
-def peek_locale(token: str) -> str | None:
-    """The locale in a page token, or None when the token is not valid (no error, and no
-    database query: the error page of a refused token still speaks its language)."""
-    try:
-        return _decode(token).locale
-    except SessionExpired:
-        return None
 
 
 def record_launch(
