@@ -187,10 +187,8 @@ class Supervisor:
         self.add_server(server)
         while not self.shutdown.requested.wait(0.5):
             self._revive()
-        _say(
-            f"{self.shutdown.signal_name}: stopping; the worker may finish its job for up to "
-            f"{self.grace:g} s (send the signal again to stop at once)."
-        )
+        waits = f"; the worker may finish its job for up to {self.grace:g} s" if self.worker else ""
+        _say(f"{self.shutdown.signal_name}: stopping{waits} (signal again to stop at once).")
 
     def stop(self) -> None:
         """Stop everything, newest first: servers, then the worker, then Redis."""
