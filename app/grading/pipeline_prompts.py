@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from app.grading.base import GradingInput
-from app.grading.registry import PluginError
+from app.grading.errors import PluginError
 from app.grading.retrieval import ScoredPassage
 
 if TYPE_CHECKING:

@@ -8,27 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_babel import lazy_gettext as _l
 from pydantic import ValidationError
 
+from app.catalogue import lazy_gettext as _l
 from app.grading.base import GradingPlugin, PluginParams
-
-
-class PluginError(Exception):
-    """A plugin problem with a message fit for a teacher."""
-
-
-class UnknownPlugin(PluginError):
-    pass
-
-
-class DuplicatePlugin(PluginError):
-    pass
-
-
-class InvalidParams(PluginError):
-    pass
-
+from app.grading.code_judge import CodeJudge
+from app.grading.criteria import Criteria
+from app.grading.criteria_tree import CriteriaTree
+from app.grading.ensemble import Ensemble
+from app.grading.errors import DuplicatePlugin, InvalidParams, UnknownPlugin
+from app.grading.errors import PluginError as PluginError  # callers catch registry.PluginError
+from app.grading.pipeline import Pipeline
+from app.grading.rubric_eval import RubricEval
 
 _plugins: dict[str, GradingPlugin] = {}
 _builtin_loaded = False
@@ -102,13 +93,6 @@ def register_builtin() -> None:
     global _builtin_loaded
     if _builtin_loaded:
         return
-    from app.grading.code_judge import CodeJudge
-    from app.grading.criteria import Criteria
-    from app.grading.criteria_tree import CriteriaTree
-    from app.grading.ensemble import Ensemble
-    from app.grading.pipeline import Pipeline
-    from app.grading.rubric_eval import RubricEval
-
     _builtin_loaded = True
     builtin = (RubricEval(), Criteria(), Pipeline(), CriteriaTree(), Ensemble(), CodeJudge())
     for plugin in builtin:
