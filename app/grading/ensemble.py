@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.catalogue import N_
 from app.grading.base import (
     Flag,
     GradingInput,
@@ -36,14 +37,12 @@ from app.grading.base import (
 from app.grading.code_judge import JudgeSettings, run_judge, sandbox_unavailable
 from app.grading.code_judge import feedback as judge_feedback
 from app.grading.prompts import DATA_RULES, clip, fence
-from app.i18n import N_
 from app.judge.languages import UnsupportedLanguage
 from app.judge.runner import JudgeReport
 from app.judge.sandbox import SandboxUnavailable
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
-from app.policy import PolicyContext, run_pack
-from app.policy.rules import PolicyError, get_pack
+from app.policy import PolicyContext, PolicyError, get_pack, run_pack
 
 
 class Category(BaseModel):

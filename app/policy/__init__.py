@@ -1,5 +1,6 @@
 """Static policy checks that cap a submission's score; see ``rules`` for the framework."""
 
+from app.policy.registry import get_pack, pack_names, register_pack, run_pack
 from app.policy.rules import (
     DuplicatePack,
     Evidence,
@@ -10,10 +11,6 @@ from app.policy.rules import (
     PolicyError,
     Rule,
     UnknownPack,
-    get_pack,
-    pack_names,
-    register_pack,
-    run_pack,
     strictest_cap,
 )
 

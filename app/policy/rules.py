@@ -6,7 +6,8 @@ points", which is 25 on the seed's 0..100 scale. Rules are grouped in named *pac
 of task); an activity picks a pack and may override caps or switch rules off.
 
 Rules are conservative: a check that cannot be sure returns no evidence, and no evidence means no
-finding. When several rules fire, the strictest (lowest) cap applies.
+finding. When several rules fire, the strictest (lowest) cap applies. The packs are looked up in
+:mod:`app.policy.registry`.
 """
 
 from __future__ import annotations
@@ -112,59 +113,6 @@ class Pack:
             for rule in self.rules
             if rule.code not in disabled
         )
-
-
-_packs: dict[str, Pack] = {}
-_builtin_loaded = False
-
-
-def register_pack(pack: Pack) -> None:
-    if pack.name in _packs:
-        raise DuplicatePack(f"a policy pack named {pack.name!r} is already registered")
-    _packs[pack.name] = pack
-
-
-def _register_builtin() -> None:
-    global _builtin_loaded
-    if _builtin_loaded:
-        return
-    _builtin_loaded = True
-    from app.policy import sumcalc
-
-    register_pack(sumcalc.PACK)
-
-
-def get_pack(name: str) -> Pack:
-    _register_builtin()
-    try:
-        return _packs[name]
-    except KeyError:
-        known = ", ".join(sorted(_packs))
-        raise UnknownPack(f"There is no policy pack named {name!r}. Known: {known}.") from None
-
-
-def pack_names() -> list[str]:
-    _register_builtin()
-    return sorted(_packs)
-
-
-def run_pack(
-    name: str,
-    context: PolicyContext,
-    *,
-    caps: Mapping[str, float] | None = None,
-    disabled: Collection[str] = (),
-) -> list[Finding]:
-    """Findings of every enabled rule, strictest cap first.
-
-    A submission in another language than the pack's gets no findings: the rules cannot read it.
-    """
-    pack = get_pack(name)
-    rules = pack.configured(caps, disabled)
-    if context.language.lower() != pack.language:
-        return []
-    findings = [f for rule in rules if (f := rule.detect(context)) is not None]
-    return sorted(findings, key=lambda f: (f.cap, f.code))
 
 
 def strictest_cap(findings: Sequence[Finding]) -> float | None:

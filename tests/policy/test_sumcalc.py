@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.policy import (
+    DuplicatePack,
     Evidence,
     Finding,
     InvalidRuleConfig,
@@ -19,10 +20,10 @@ from app.policy import (
     Rule,
     UnknownPack,
     get_pack,
+    register_pack,
     run_pack,
     strictest_cap,
 )
-from app.policy.rules import DuplicatePack, register_pack
 
 SAMPLES = Path(__file__).parent / "java"
 

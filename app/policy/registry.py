@@ -1,0 +1,60 @@
+"""Policy packs are registered explicitly, by name, like the grading plugins; a duplicate or an
+unknown name is a named error. The built-in packs are registered at the first lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from app.policy import sumcalc
+from app.policy.rules import DuplicatePack, Finding, Pack, PolicyContext, UnknownPack
+
+_packs: dict[str, Pack] = {}
+_builtin_loaded = False
+
+
+def register_pack(pack: Pack) -> None:
+    if pack.name in _packs:
+        raise DuplicatePack(f"a policy pack named {pack.name!r} is already registered")
+    _packs[pack.name] = pack
+
+
+def _register_builtin() -> None:
+    global _builtin_loaded
+    if _builtin_loaded:
+        return
+    _builtin_loaded = True
+    register_pack(sumcalc.PACK)
+
+
+def get_pack(name: str) -> Pack:
+    _register_builtin()
+    try:
+        return _packs[name]
+    except KeyError:
+        known = ", ".join(sorted(_packs))
+        raise UnknownPack(f"There is no policy pack named {name!r}. Known: {known}.") from None
+
+
+def pack_names() -> list[str]:
+    _register_builtin()
+    return sorted(_packs)
+
+
+def run_pack(
+    name: str,
+    context: PolicyContext,
+    *,
+    caps: Mapping[str, float] | None = None,
+    disabled: Collection[str] = (),
+) -> list[Finding]:
+    """Findings of every enabled rule, strictest cap first.
+
+    A submission in another language than the pack's gets no findings: the rules cannot read it.
+    """
+    pack = get_pack(name)
+    rules = pack.configured(caps, disabled)
+    if context.language.lower() != pack.language:
+        return []
+    findings = [f for rule in rules if (f := rule.detect(context)) is not None]
+    return sorted(findings, key=lambda f: (f.cap, f.code))
