@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
+from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import MetaData, event
 from sqlalchemy.orm import DeclarativeBase
 
@@ -25,6 +26,9 @@ class Base(DeclarativeBase):
 #: jobs are short, each with its own session, and the reloads were most of the upload's queries.
 db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
 migrate = Migrate()
+#: Checks nothing by itself: the admin blueprint, the one with cookie sessions, calls
+#: ``csrf.protect()`` (:mod:`app.admin`).
+csrf = CSRFProtect()
 
 
 def init_db(app) -> None:

@@ -13,9 +13,8 @@ from datetime import timedelta
 
 from flask import Flask, request
 from flask.sessions import SecureCookieSessionInterface
-from flask_wtf.csrf import CSRFProtect
 
-csrf = CSRFProtect()
+from app.extensions import csrf
 
 
 class AdminSessionInterface(SecureCookieSessionInterface):
@@ -32,6 +31,8 @@ class AdminSessionInterface(SecureCookieSessionInterface):
 
 
 def init_app(app: Flask) -> None:
+    # Loaded here, as create_app loads its blueprints: importing any app.* module runs
+    # app/__init__.py, which imports this package, and need not load the admin views.
     from app.admin.views import bp
 
     # CSRFProtect checks nothing by itself; the admin blueprint calls csrf.protect().

@@ -16,8 +16,9 @@ from flask import (
 )
 from flask_babel import gettext as _
 
-from app.admin import auth, csrf, overview
+from app.admin import auth, overview
 from app.errors import Forbidden
+from app.extensions import csrf
 from app.lti import keys
 from app.models import Deployment, Platform
 
