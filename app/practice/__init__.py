@@ -25,15 +25,11 @@ from app import i18n, tenants
 from app.extensions import db
 from app.lti import keys
 from app.models import Deployment, Platform
+from app.practice import services, views
 from app.practice.errors import PracticeError
+from app.practice.messages import ToolKeys
+from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
 from app.practice.state import PracticeState
-
-CLIENT_ID = "evaluaitor-practice"
-DEPLOYMENT_ID = "practice-deployment"
-#: The frame on the platform page that answers the tool's lti.put_data / lti.get_data.
-STORAGE_FRAME = "lti-storage"
-#: The iframe the tool opens in.
-TOOL_FRAME = "tool-frame"
 
 
 @dataclass(frozen=True)
@@ -72,9 +68,6 @@ class PracticeSettings:
 
 def create_practice_app(settings: PracticeSettings) -> Flask:
     """The practice platform's own Flask app (its own origin, its own keys and secret)."""
-    from app.practice import services, views
-    from app.practice.messages import ToolKeys
-
     app = Flask(__name__)
     app.config["PRACTICE"] = settings
     app.config["SECRET_KEY"] = _secret(settings.data_dir)

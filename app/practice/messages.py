@@ -19,8 +19,8 @@ from itsdangerous import BadData, URLSafeTimedSerializer
 
 from app.lti import claims
 from app.lti.keys import active_key
-from app.practice import CLIENT_ID, DEPLOYMENT_ID
 from app.practice.errors import PracticeError
+from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
 from app.practice.state import COURSE_ID, COURSE_TITLE, Link, Person
 
 _DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"

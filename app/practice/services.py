@@ -18,9 +18,9 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from app.lti import claims
 from app.lti.keys import jwks
-from app.practice import CLIENT_ID
 from app.practice.errors import PracticeError
 from app.practice.messages import ROLES_BY_KIND, SCOPE_RESULT, verify_tool_jwt
+from app.practice.names import CLIENT_ID
 from app.practice.state import COURSE_ID, COURSE_TITLE, PEOPLE, LineItem, current_state
 
 bp = Blueprint("practice_services", __name__)

@@ -9,7 +9,6 @@ from flask import Blueprint, current_app, render_template, request
 from flask_babel import gettext as _
 
 from app.lti import claims
-from app.practice import CLIENT_ID, DEPLOYMENT_ID, STORAGE_FRAME, TOOL_FRAME
 from app.practice.errors import PracticeError
 from app.practice.messages import (
     CONTENT_ITEMS,
@@ -22,6 +21,7 @@ from app.practice.messages import (
     read_message_hint,
     verify_tool_jwt,
 )
+from app.practice.names import CLIENT_ID, DEPLOYMENT_ID, STORAGE_FRAME, TOOL_FRAME
 from app.practice.services import is_number
 from app.practice.state import LAUNCHING_AS, PEOPLE, Link, current_state
 
