@@ -9,14 +9,17 @@ teacher's routes are in :mod:`app.web.teacher`, on the same blueprint.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
+from datetime import datetime
 
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import joinedload
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app import submissions
-from app.errors import FileTooLarge, Forbidden, UploadError
+from app.errors import FileTooLarge, Forbidden, SessionExpired, UploadError
 from app.extensions import db
 from app.i18n import localize
 from app.lti.session import LaunchSession, load
@@ -41,8 +44,12 @@ def submit(token: str):
     session = load(token)
     if session.is_staff:
         raise Forbidden(_("Only students submit work here."))
-    activity = db.session.get(Activity, session.activity_id)
-    user = db.session.get(LtiUser, session.user_id)
+    row = db.session.execute(
+        _ACTIVITY_AND_USER, {"activity": session.activity_id, "user": session.user_id}
+    ).first()
+    if row is None:  # the user was removed since the launch
+        raise SessionExpired(detail=f"no user {session.user_id}")
+    activity, user = row
     max_mb = current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
     try:
         upload = request.files.get("file")  # parsing the body may find it too large
@@ -64,6 +71,14 @@ def submit(token: str):
     else:
         return redirect(url_for("web.activity", token=token), code=303)
     return _student_page(token, session, activity, error=error.user_message), error.status_code
+
+
+#: An upload needs both rows (of the same platform): one statement, built once.
+_ACTIVITY_AND_USER = (
+    select(Activity, LtiUser)
+    .join(LtiUser, LtiUser.platform_id == Activity.platform_id)
+    .where(Activity.id == bindparam("activity"), LtiUser.id == bindparam("user"))
+)
 
 
 @bp.get("/status")
@@ -126,27 +141,75 @@ def student_status(status: str, is_released: bool) -> SubmissionStatus:
     return state
 
 
+@dataclass(frozen=True)
+class PastAttempt:
+    """A row of the student's history, as the student is told it: a score only once released."""
+
+    attempt: int
+    filename: str
+    submitted: datetime
+    state: SubmissionStatus
+    score: float | None
+    scale: float | None
+
+
+#: The student's attempts, newest first, with what their grades allow them to see: plain
+#: columns in one statement (no ORM objects, no query per graded row), built once.
+_HISTORY = (
+    select(
+        Submission.id,
+        Submission.attempt,
+        Submission.original_filename,
+        Submission.created_at,
+        Submission.status,
+        Grade.score,
+        Grade.override_score,
+        Grade.scale,
+        Grade.released_at,
+    )
+    .outerjoin(Grade, Grade.submission_id == Submission.id)
+    .where(Submission.activity_id == bindparam("activity"), Submission.user_id == bindparam("user"))
+    .order_by(Submission.attempt.desc())
+)
+
+
+def _history(activity_id: int, user_id: int) -> tuple[list[PastAttempt], int | None]:
+    """The student's attempts, and the id of the latest (None before the first upload)."""
+    rows = db.session.execute(_HISTORY, {"activity": activity_id, "user": user_id}).all()
+    history = []
+    for row in rows:
+        state = student_status(row.status, row.released_at is not None)
+        shown = state == SubmissionStatus.GRADED
+        score = row.override_score if row.override_score is not None else row.score
+        history.append(
+            PastAttempt(
+                attempt=row.attempt,
+                filename=row.original_filename,
+                submitted=row.created_at,
+                state=state,
+                score=score if shown else None,
+                scale=row.scale if shown else None,
+            )
+        )
+    return history, rows[0].id if rows else None
+
+
 def _student_page(
     token: str, session: LaunchSession, activity: Activity, *, error: str | None = None
 ):
-    history = db.session.scalars(
-        select(Submission)
-        .where(
-            Submission.activity_id == activity.id,
-            Submission.user_id == session.user_id,
-        )
-        .order_by(Submission.attempt.desc())
-    ).all()
-    latest = history[0] if history else None
+    history, latest_id = _history(activity.id, session.user_id)
+    latest = (
+        db.session.get(Submission, latest_id, options=[joinedload(Submission.grade)])
+        if latest_id is not None
+        else None
+    )
     return render_template(
         "student.html",
         token=token,
         return_url=safe_return_url(session.return_url),
         activity=activity,
         latest=latest,
-        latest_status=student_status(latest.status, bool(latest.grade and latest.grade.is_released))
-        if latest
-        else None,
+        latest_status=history[0].state if history else None,
         history=history,
         attempts_left=submissions.attempts_left(activity, session.user_id),
         error=error,
