@@ -59,6 +59,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(setup_bp)
     api.init_app(app)
     admin.init_app(app)
+    _wire_evaluation_core()
 
     @app.get("/health")
     def health():
@@ -76,6 +77,24 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         return response
 
     return app
+
+
+def _wire_evaluation_core() -> None:
+    """The LMS and the API sides register what they add to the evaluation core, which never
+    imports them (see docs/architecture.md)."""
+    from app.api.callbacks import CallbackSender
+    from app.api.evaluations import ApiSide
+    from app.evaluation import owners
+    from app.lti.lineitem_sync import ColumnSender
+    from app.lti.passback import ScoreSender
+    from app.models import Callback, LineItemUpdate, ScorePush
+    from app.submissions import LmsSide
+
+    owners.register_owner("submission", LmsSide())
+    owners.register_owner("evaluation", ApiSide())
+    owners.register_sender(ScorePush, ScoreSender(), "EVALUAITOR_PASSBACK_RETRY_INTERVALS")
+    owners.register_sender(LineItemUpdate, ColumnSender(), "EVALUAITOR_PASSBACK_RETRY_INTERVALS")
+    owners.register_sender(Callback, CallbackSender(), "EVALUAITOR_CALLBACK_RETRY_INTERVALS")
 
 
 def _instance_secret(instance_path: str) -> str:

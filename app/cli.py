@@ -21,8 +21,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from app import create_app, tenants
 from app.api.commands import org_group, token_group
 from app.extensions import db
-from app.grading.offline import grade_command, plugins_command
 from app.models import Activity, Deployment, Platform
+from app.offline import grade_command, plugins_command
 from app.text import clean_name
 
 
@@ -133,10 +133,10 @@ def worker_command(burst: bool) -> None:
 @click.option("--older-than", default=0, show_default=True, help="Seconds.")
 @with_appcontext
 def requeue_command(older_than: int) -> None:
-    """Enqueue submissions and score pushes that never reached the queue."""
-    from app.jobs import queue
+    """Queue work that is due or that Redis lost: one round of the workers' sweeper."""
+    from app.evaluation import sweeper
 
-    count = queue.requeue_stale(timedelta(seconds=older_than))
+    count = sweeper.sweep(timedelta(seconds=older_than))
     click.echo(f"Queued {count} item(s).")
 
 
@@ -298,9 +298,9 @@ def activity_configure(
 ) -> None:
     """Validate and store an activity's grading settings."""
     from app.activities import configure
-    from app.grading.offline import read_document
     from app.grading.registry import PluginError
     from app.grading.rubric import RubricError, load_rubric
+    from app.offline import read_document
 
     activity = db.session.get(Activity, activity_id)
     if activity is None:

@@ -47,6 +47,12 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_CLOCK_SKEW": 60,
     "EVALUAITOR_AGS_TIMEOUT": 20.0,
     "EVALUAITOR_COMMENT_MAX_CHARS": 3000,
+    # The sweeper (in each worker) runs every EVALUAITOR_SWEEP_EVERY seconds: it queues work
+    # that is due (retries) and work Redis lost or a worker dropped, once it is
+    # EVALUAITOR_REQUEUE_AFTER seconds old (app.evaluation.sweeper).
+    "EVALUAITOR_SWEEP_EVERY": 5.0,
+    # A grading job may run this long (several model calls with retries) before RQ stops it.
+    "EVALUAITOR_GRADING_TIMEOUT": 900,
     "EVALUAITOR_REQUEUE_AFTER": 30,
     # Seconds `evaluaitor run`, asked to stop (SIGTERM, Ctrl+C), lets the worker finish the job
     # it is running; a job still running then is cut off and handed back to the queue.
@@ -96,10 +102,17 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
 #: Former names of settings (deprecated), still read when the current name is not set.
 _FORMER_NAMES = {"EVALUAITOR_ALLOW_PRIVATE_URLS": ("EVALUAITOR_CALLBACK_ALLOW_PRIVATE",)}
 
-#: Delays in seconds between passback attempts; RQ retries a failed push this many times.
-DEFAULT_PASSBACK_RETRY_INTERVALS = [5, 30, 120, 600, 1800]
-#: The same for REST API callbacks.
-DEFAULT_CALLBACK_RETRY_INTERVALS = [10, 60, 300, 1800]
+#: Delays in seconds (comma-separated in the environment); one retry per delay, then the work
+#: is recorded as failed for a person to see.
+_LIST_SETTINGS: dict[str, list[float]] = {
+    # Between attempts of a score push or a gradebook column update.
+    "EVALUAITOR_PASSBACK_RETRY_INTERVALS": [5, 30, 120, 600, 1800],
+    # Between attempts of an API callback.
+    "EVALUAITOR_CALLBACK_RETRY_INTERVALS": [10, 60, 300, 1800],
+    # Before grading again after the grading service failed for a moment (429, 5xx, timeout,
+    # refused connection): from a minute to hours, about 7 h in all.
+    "EVALUAITOR_LLM_RETRY_SCHEDULE": [60, 120, 300, 600, 1200, 1800, *[3600] * 6],
+}
 
 
 def load(instance_path: str) -> dict[str, Any]:
@@ -127,9 +140,20 @@ def load(instance_path: str) -> dict[str, Any]:
     )
     config["SQLALCHEMY_DATABASE_URI"] = config["DATABASE_URL"]
     config["MAX_CONTENT_LENGTH"] = _request_limit(config["EVALUAITOR_MAX_UPLOAD_MB"])
-    config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"] = DEFAULT_PASSBACK_RETRY_INTERVALS
-    config["EVALUAITOR_CALLBACK_RETRY_INTERVALS"] = DEFAULT_CALLBACK_RETRY_INTERVALS
+    for key, default in _LIST_SETTINGS.items():
+        config[key] = _seconds(key, env[key]) if env.get(key) else list(default)
     return config
+
+
+def _seconds(key: str, raw: str) -> list[float]:
+    """A comma-separated list of delays; a mistake stops the start with the setting's name."""
+    try:
+        delays = [float(part) for part in raw.split(",") if part.strip()]
+    except ValueError:
+        delays = [-1.0]
+    if any(delay < 0 for delay in delays):
+        raise ValueError(f"{key} must be seconds separated by commas, e.g. 5,30,120")
+    return delays
 
 
 def _request_limit(upload_mb: float) -> int:

@@ -19,11 +19,13 @@ from sqlalchemy.orm import selectinload
 
 from app.extensions import db
 from app.lti.nrps import Roster
-from app.models import Activity, Grade, LtiUser, ScorePush, Submission, SubmissionStatus
+from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, ScorePush, Submission
 from app.text import clean_name
 
 #: ``status`` filter value for students without a submission.
 NO_SUBMISSION = "none"
+#: The states a teacher can filter the class list by (a submission is never cancelled).
+STATUSES = [state for state in JobStatus if state != JobStatus.CANCELLED]
 SHOW = ("all", "flagged", "held", "missing")
 SORTS = ("name", "status", "score", "date")
 HISTOGRAM_BINS = 10
@@ -59,15 +61,15 @@ class StudentRow:
 
     @property
     def is_flagged(self) -> bool:
-        return bool(self.grade and self.grade.flags)
+        return bool(self.grade and self.grade.result.flags)
 
     @property
     def is_held(self) -> bool:
-        return self.status == SubmissionStatus.GRADED and not self.grade.is_released
+        return self.status == JobStatus.COMPLETED and not self.grade.is_released
 
     @property
     def is_released(self) -> bool:
-        return self.status == SubmissionStatus.GRADED and self.grade.is_released
+        return self.status == JobStatus.COMPLETED and self.grade.is_released
 
     @property
     def submitted_at(self) -> datetime | None:
@@ -84,7 +86,8 @@ def student_rows(activity: Activity, roster: Roster) -> list[StudentRow]:
         .join(LtiUser, Submission.user_id == LtiUser.id)
         .where(Submission.activity_id == activity.id)
         .order_by(Submission.attempt)
-        .options(selectinload(Submission.grade))  # one query for every row's grade
+        # one query for every row's grade, one for every row's job
+        .options(selectinload(Submission.grade), selectinload(Submission.job))
     ).all()
     for submission, user in latest:  # later attempts overwrite earlier ones
         row = rows.setdefault(user.sub, StudentRow(sub=user.sub, name=user.name))
@@ -197,8 +200,8 @@ def statistics(
 def _tokens(activity: Activity) -> tuple[int, int]:
     """Tokens of every stored grade of the activity (all attempts), from its provenance."""
     provenances = db.session.scalars(
-        select(Grade.provenance)
-        .join(Submission, Grade.submission_id == Submission.id)
+        select(GradingJob.provenance)
+        .join(Submission, GradingJob.submission_id == Submission.id)
         .where(Submission.activity_id == activity.id)
     ).all()
     prompt = sum(_int((p or {}).get("prompt_tokens")) for p in provenances)

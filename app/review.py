@@ -1,11 +1,11 @@
 """A teacher's review of grades: override, release, regrade, reopen. Every action is audited.
 
-The AI's own result stays in ``Grade.score``/``feedback``/``criteria``; a teacher's changes go
-to ``override_*`` and win wherever a grade is shown or sent. A grade reaches the student and
-the gradebook only once released (``Grade.released_at``); see app.grading.service for when
-that happens by itself. Views parse forms into plain values and call these functions; the
-functions validate, change, record an :class:`AuditEvent`, commit, and only then enqueue
-(so a push never races the commit).
+The grader's own result stays in the submission's job (``submission.job``: score, feedback,
+criteria); a teacher's changes go to ``Grade.override_*`` and win wherever a grade is shown or
+sent. A grade reaches the student and the gradebook only once released
+(``Grade.released_at``); see app.submissions for when that happens by itself. Views parse
+forms into plain values and call these functions; the functions validate, change, record
+an :class:`AuditEvent`, commit, and only then enqueue (so a push never races the commit).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from flask import current_app
 from flask_babel import gettext as _
 from sqlalchemy import func, select
 
+from app import submissions
 from app.errors import EvaluaitorError
 from app.extensions import db
 from app.grading import registry
-from app.grading import service as grading
 from app.jobs import queue
 from app.lti import passback
-from app.models import Activity, AuditEvent, Grade, ScorePush, Submission, SubmissionStatus
+from app.models import Activity, AuditEvent, Grade, GradingJob, JobStatus, ScorePush, Submission
 from app.text import clean_name
 
 MAX_FEEDBACK_CHARS = 20_000
@@ -79,7 +79,7 @@ def override(
     """
     grade = _reviewable_grade(submission)
     if grade.scale is None:  # the grader gave no score: the teacher grades on the maximum
-        grade.scale = submission.activity.max_score or _default_maximum()
+        submission.job.scale = submission.activity.max_score or _default_maximum()
     before = snapshot(grade)
     new_score = _number(score, grade.scale, _("The score"))
     new_feedback = feedback.strip()
@@ -87,17 +87,17 @@ def override(
         raise ReviewError(
             _("The feedback is too long (at most %(n)s characters).", n=MAX_FEEDBACK_CHARS)
         )
-    new_criteria = _criteria(grade.criteria, criteria or {})
+    new_criteria = _criteria(grade.result.criteria, criteria or {})
 
     grade.override_score = None if new_score == grade.score else new_score
     grade.override_feedback = (
-        new_feedback if new_feedback and new_feedback != grade.feedback.strip() else None
+        new_feedback if new_feedback and new_feedback != grade.result.feedback.strip() else None
     )
     grade.override_criteria = new_criteria
     grade.overridden_at, grade.overridden_by_id = datetime.now(UTC), actor_id
-    if submission.status == SubmissionStatus.NEEDS_REVIEW and grade.effective_score is not None:
-        submission.move_to(SubmissionStatus.GRADED)
-        submission.error_message = None
+    job = submission.job
+    if job.status == JobStatus.NEEDS_REVIEW and grade.effective_score is not None:
+        job.status = JobStatus.COMPLETED  # the teacher's score settles the review
     record(submission, actor_id, "override", {"before": before, "after": snapshot(grade)})
     push = passback.publish_grade(submission) if grade.is_released else None
     _commit_and_send(push)
@@ -109,7 +109,7 @@ def release(submission: Submission, actor_id: int) -> bool:
     grade = _reviewable_grade(submission)
     if grade.is_released:
         return False
-    if submission.status != SubmissionStatus.GRADED or grade.effective_score is None:
+    if submission.job.status != JobStatus.COMPLETED or grade.effective_score is None:
         raise ReviewError(
             _("This submission needs your score before it can be released: save one first.")
         )
@@ -135,9 +135,10 @@ def release_all(activity: Activity, actor_id: int) -> int:
             (Submission.user_id == newest.c.user_id) & (Submission.attempt == newest.c.attempt),
         )
         .join(Grade, Grade.submission_id == Submission.id)
+        .join(GradingJob, GradingJob.submission_id == Submission.id)
         .where(
             Submission.activity_id == activity.id,
-            Submission.status == SubmissionStatus.GRADED,
+            GradingJob.status == JobStatus.COMPLETED,
             Grade.released_at.is_(None),
         )
     ).all()
@@ -154,11 +155,7 @@ def regrade(submission: Submission, actor_id: int, *, plugin: str = "", model: s
     The new result replaces the AI grade (and any override); the old one is kept in the
     audit event. Raises ReviewError for a submission being graded or invalid choices.
     """
-    if submission.status not in (
-        SubmissionStatus.GRADED,
-        SubmissionStatus.NEEDS_REVIEW,
-        SubmissionStatus.FAILED,
-    ):
+    if submission.job.status not in (JobStatus.COMPLETED, JobStatus.NEEDS_REVIEW, JobStatus.FAILED):
         raise ReviewError(_("This submission is being graded already."))
     if submission.attempt != latest_attempt(submission):
         raise ReviewError(_("Only the student's latest submission counts; regrade that one."))
@@ -192,8 +189,8 @@ def regrade(submission: Submission, actor_id: int, *, plugin: str = "", model: s
         },
     )
     submission.grading_override = chosen or None
-    db.session.commit()
-    grading.retry(submission)
+    if not submissions.grade_again(submission):
+        raise ReviewError(_("This submission is being graded already."))
 
 
 def reopen(submission: Submission, actor_id: int) -> None:
@@ -249,19 +246,20 @@ def snapshot(grade: Grade | None, *, full: bool = False) -> dict[str, Any]:
         "released_at": grade.released_at.isoformat() if grade.released_at else None,
     }
     if full:
+        result = grade.result
         data |= {
-            "feedback": grade.feedback,
-            "criteria": grade.criteria,
-            "flags": grade.flags,
-            "raw_replies": grade.raw_replies,
-            "plugin": (grade.provenance or {}).get("plugin"),
-            "models": (grade.provenance or {}).get("models"),
+            "feedback": result.feedback,
+            "criteria": result.criteria,
+            "flags": result.flags,
+            "raw_replies": result.raw_replies,
+            "plugin": (result.provenance or {}).get("plugin"),
+            "models": (result.provenance or {}).get("models"),
         }
     return data
 
 
 def _reviewable_grade(submission: Submission) -> Grade:
-    if submission.status not in (SubmissionStatus.GRADED, SubmissionStatus.NEEDS_REVIEW):
+    if submission.job.status not in (JobStatus.COMPLETED, JobStatus.NEEDS_REVIEW):
         raise ReviewError(_("Only graded submissions, or ones waiting for review, can be changed."))
     if submission.attempt != latest_attempt(submission):
         raise ReviewError(_("Only the student's latest submission counts; review that one."))

@@ -1,10 +1,16 @@
-"""Accepting a student's upload: check it (its kind, and that it opens), store it durably,
-then hand it to the queue.
+"""The LMS side of the evaluation core: a student's upload becomes a grading job, and a
+graded job becomes a grade for the gradebook.
 
-Order matters for "nothing lost": the file is written and the rows (the submission and its
-"submitted" score push) are committed in one transaction *before* anything is enqueued. If
-Redis is down the submission waits in ``received`` and the sweeper (or ``evaluaitor
-requeue``) enqueues it later; the student still gets a receipt.
+Order matters for "nothing lost": the file is written and the rows (the submission, its
+grading job and its "submitted" score push) are committed in one transaction *before*
+anything is enqueued. If Redis is down the job waits ``pending`` and the sweeper queues it
+later; the student still gets a receipt.
+
+What the LMS adds to a job (:class:`LmsSide`): it is graded with the activity's settings (or
+a teacher's regrade choice), against the gradebook column's maximum, with the student's name
+masked; once graded, the release policy decides whether the grade goes to the student and
+the gradebook at once (``auto``) or waits for a teacher (``hold_all``, and ``hold_flagged``
+when the result carries a flag), see app.review.
 """
 
 from __future__ import annotations
@@ -13,20 +19,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from flask import current_app
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import tenants
 from app.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
-from app.errors import FileTooLarge, UploadError
+from app.errors import FileTooLarge, QueueUnavailable, UploadError
+from app.evaluation import lifecycle
+from app.evaluation.owners import Brief
 from app.extensions import db
 from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, check, sniff
+from app.grading.base import Assignment
+from app.grading.rubric import parse_rubric
 from app.i18n import localize
 from app.jobs import queue
 from app.lti import passback
-from app.models import Activity, LtiUser, Submission, SubmissionStatus
+from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, ScorePush, Submission
 from app.text import clean_filename, clean_text
 from app.uploads import IncomingFile, incoming_dir
 
@@ -104,22 +116,19 @@ def _store(
     digest = incoming.sha256
     final_path = directory / f"{attempt}-{digest[:16]}{Path(filename).suffix.lower()}"
     incoming.keep_as(final_path)
-    submission = Submission(
-        activity=activity,
-        user=user,
-        attempt=attempt,
+    submission = Submission(activity=activity, user=user, attempt=attempt, comment=comment)
+    submission.job = GradingJob(
+        status=JobStatus.PENDING,
         original_filename=filename,
         kind=kind.value,
         size_bytes=incoming.size,
         sha256=digest,
         storage_path=str(final_path.relative_to(data_dir)),
-        comment=comment,
-        status=SubmissionStatus.RECEIVED,
+        **lifecycle.queued_values(),
     )
     # Reads first, writes last: with SQLite the write lock is then held only for the commit.
     push = passback.announce_submission(submission)
     db.session.add(submission)
-    queue.mark_for_grading(submission)
     try:
         db.session.commit()
     except IntegrityError as exc:
@@ -131,7 +140,7 @@ def _store(
         db.session.rollback()
         final_path.unlink(missing_ok=True)
         raise
-    queue.dispatch(submission, *([push] if push else []))
+    queue.dispatch(submission.job, *([push] if push else []))
     return submission
 
 
@@ -158,3 +167,65 @@ def _clean_filename(raw: str | None) -> str:
             _("This type of file is not accepted. Accepted types: %(types)s.", types=accepted)
         )
     return name
+
+
+def grade_again(submission: Submission) -> bool:
+    """A teacher's retry or regrade (app.review), committed with the caller's changes: the
+    job goes back in line and asks the model afresh (a cached reply would repeat itself).
+    False, and nothing changes, if it is in line or being graded already."""
+    if not lifecycle.restart(submission.job, fresh=True):
+        db.session.rollback()
+        return False
+    db.session.commit()
+    if not queue.dispatch(submission.job):
+        raise QueueUnavailable(
+            _l("The grading queue is not reachable right now; grading starts when it is back.")
+        )
+    return True
+
+
+class LmsSide:
+    """What the LMS adds to the evaluation core (see app.evaluation.owners)."""
+
+    def tenant(self, job: GradingJob) -> str:
+        return tenants.platform_folder(job.submission.activity.platform_id)
+
+    def brief(self, job: GradingJob) -> Brief:
+        submission = job.submission
+        activity = submission.activity
+        passback.sync_max_score(activity)  # grade against the gradebook column's maximum
+        chosen = submission.grading_override or {}
+        config = current_app.config
+        return Brief(
+            plugin=chosen.get("plugin") or activity.plugin_name,
+            params=chosen.get("params", activity.plugin_params),
+            assignment=Assignment(
+                max_score=activity.max_score,
+                instructions=activity.instructions,
+                rubric=parse_rubric(activity.rubric) if activity.rubric else None,
+                reference=activity.reference_text,
+                model=chosen.get("model") or activity.model or config["EVALUAITOR_LLM_MODEL"],
+            ),
+            names=[submission.user.name],
+        )
+
+    def settle(self, job: GradingJob) -> list[ScorePush]:
+        """A new result replaces the previous one entirely, a teacher's override and release
+        included (a regrade's audit event keeps what was there before)."""
+        if not job.has_result:
+            return []
+        submission = job.submission
+        grade = submission.grade or Grade(submission=submission)
+        grade.override_score = grade.override_feedback = grade.override_criteria = None
+        grade.overridden_at = grade.overridden_by_id = grade.released_by_id = None
+        graded = job.status == JobStatus.COMPLETED
+        released = graded and not is_held(submission.activity.release_policy, job.flags)
+        grade.released_at = job.finished_at if released else None
+        db.session.add(grade)
+        push = passback.publish_grade(submission)
+        return [push] if push else []
+
+
+def is_held(policy: str, flags: list) -> bool:
+    """Whether the activity's release policy keeps this result for a teacher to release."""
+    return policy == "hold_all" or (policy == "hold_flagged" and bool(flags))

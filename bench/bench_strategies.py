@@ -95,7 +95,7 @@ def main() -> None:
         for label, params, plugin in STRATEGIES:
             broken_batch = "unusable" in label
             session = LLMSession(client, model="bench", max_concurrency=10)
-            job = runner.Job(
+            job = runner.Job.for_text(
                 plugin=plugin or label,
                 params=params,
                 text=ESSAY * 5,

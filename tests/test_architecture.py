@@ -18,15 +18,15 @@ They are the roots that import every part in order to wire it, so a cycle throug
 nothing about the parts; a module that imports them (the worker building its app) still counts,
 and so do the ``init_app`` functions of the subsystems.
 
-The grading layer (``GRADING_LAYER``: app/grading/ but for ``service`` and ``offline``, plus
-app/llm/, app/extract/, app/judge/, app/policy/) may import itself and the Flask-free
-``FOUNDATION`` modules only, followed through everything it reaches: so no ``app.models``,
-``app.extensions``, ``app.lti``, ``app.api``, ``app.web``, ``app.jobs``, nor ``app.i18n``
-(Flask-Babel's wiring; the grading layer marks its texts with ``app.catalogue``), and no module
-on the way imports ``flask`` or ``flask_*``.
+The grading layer (``GRADING_LAYER``: app/grading/, app/llm/, app/extract/, app/judge/,
+app/policy/) may import itself and the Flask-free ``FOUNDATION`` modules only, followed
+through everything it reaches: so no ``app.models``, ``app.extensions``, ``app.lti``,
+``app.api``, ``app.web``, ``app.jobs``, nor ``app.i18n`` (Flask-Babel's wiring; the grading
+layer marks its texts with ``app.catalogue``), and no module on the way imports ``flask`` or
+``flask_*``.
 
-``KNOWN_CYCLE_IMPORTS`` and ``KNOWN_LAYER_IMPORTS`` are imports in modules being rewritten
-elsewhere (issue 12); an entry whose import is gone fails too, so the lists only shrink.
+The evaluation core (``app.evaluation``) is used by the LMS and the API sides, which register
+with it; it imports neither of them (``OWNERS``).
 """
 
 from __future__ import annotations
@@ -44,24 +44,15 @@ FACTORY = frozenset({"app", "app.cli"})
 
 #: (importer, imported) → why it is still there. Empty: the cycles through app/jobs/queue.py,
 #: app/api/ and app/lti/passback.py went with the issue 12 core rewrite.
-KNOWN_CYCLE_IMPORTS: dict[tuple[str, str], str] = {}
 
 #: The grading layer: plain inputs in, results out, runnable in the worker, the CLI and tests.
 GRADING_LAYER = ("app.grading", "app.llm", "app.extract", "app.judge", "app.policy")
-#: In app/grading/ but above the layer: they load and store the rows the plugins never see.
-ABOVE_GRADING = frozenset({"app.grading.service", "app.grading.offline"})
 #: What the grading layer may use outside itself: Flask-free modules at the bottom of ``app``.
 #: ``app.i18n`` is not one (it is Flask-Babel's wiring); its ``N_`` lives in ``app.catalogue``.
 FOUNDATION = frozenset({"app.catalogue", "app.safe_regex"})
 
-KNOWN_LAYER_IMPORTS: dict[tuple[str, str], str] = {
-    ("app.grading.base", "app.i18n"): (
-        "N_ from app.i18n, not app.catalogue: being removed in issue 12 core rewrite"
-    ),
-    ("app.grading.runner", "app.i18n"): (
-        "N_ from app.i18n, not app.catalogue: being removed in issue 12 core rewrite"
-    ),
-}
+#: What the evaluation core must not import: the sides that use it.
+OWNERS = ("app.lti", "app.api", "app.web", "app.submissions", "app.review", "app.admin")
 
 
 @dataclass(frozen=True)
@@ -191,12 +182,10 @@ def strongly_connected(edges: dict[str, Iterable[str]]) -> list[list[str]]:
 
 
 def cycle_edges(graph: Graph) -> dict[str, dict[str, Import]]:
-    """The imports that run, without the factory's and the known ones."""
+    """The imports that run, without the factory's."""
     edges = graph.edges(runtime_only=True)
     for module in FACTORY & edges.keys():
         edges[module] = {}
-    for importer, imported in KNOWN_CYCLE_IMPORTS:
-        edges.get(importer, {}).pop(imported, None)
     return edges
 
 
@@ -235,9 +224,7 @@ def describe_cycles(edges: dict[str, dict[str, Import]]) -> Iterator[str]:
 
 
 def in_grading_layer(module: str) -> bool:
-    return module not in ABOVE_GRADING and any(
-        module == top or module.startswith(top + ".") for top in GRADING_LAYER
-    )
+    return any(module == top or module.startswith(top + ".") for top in GRADING_LAYER)
 
 
 def layer_violations(graph: Graph) -> Iterator[str]:
@@ -245,8 +232,6 @@ def layer_violations(graph: Graph) -> Iterator[str]:
 
     Followed through the foundation modules, so that they cannot bring Flask in either."""
     edges = graph.edges()
-    for importer, imported in KNOWN_LAYER_IMPORTS:
-        edges[importer].pop(imported, None)
     reached = sorted(m for m in graph.modules if in_grading_layer(m))
     seen = set(reached)
     while reached:
@@ -272,15 +257,16 @@ def test_grading_layer_uses_neither_flask_nor_the_layers_above() -> None:
     assert not found, "the grading layer reaches outside itself:\n" + "\n".join(found)
 
 
-def test_known_exceptions_still_exist() -> None:
-    """Once the rewrite removes one of these imports, its entry goes too."""
+def test_the_evaluation_core_imports_none_of_its_owners() -> None:
     edges = import_graph().edges()
-    gone = [
-        f"{importer} no longer imports {imported}: delete the entry"
-        for importer, imported in [*KNOWN_CYCLE_IMPORTS, *KNOWN_LAYER_IMPORTS]
-        if imported not in edges.get(importer, {})
+    found = [
+        str(imp)
+        for module, targets in edges.items()
+        if module == "app.evaluation" or module.startswith("app.evaluation.")
+        for target, imp in targets.items()
+        if any(target == owner or target.startswith(owner + ".") for owner in OWNERS)
     ]
-    assert not gone, "\n".join(gone)
+    assert not found, "the evaluation core imports a side that uses it:\n" + "\n".join(found)
 
 
 def test_the_graph_reads_every_kind_of_import(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from flask.cli import ScriptInfo
 
 from app.cli import cli
 from app.extensions import db
-from app.models import Platform, Submission, SubmissionStatus
+from app.models import JobStatus, Platform, Submission
 from tests.documents import ESSAY
 from tests.test_core_loop import open_activity, status, upload
 
@@ -92,14 +92,14 @@ def test_requeue_and_a_real_forking_worker_grade_a_stranded_submission(
         upload(browser, page, "essay.txt", ESSAY.encode())
     finally:
         app.extensions["evaluaitor.redis"] = healthy
-    assert status(browser, page)["status"] == "received"
+    assert status(browser, page)["status"] == "pending"
 
     requeued = invoke("requeue")
     assert requeued.exit_code == 0 and "Queued 2 item(s)." in requeued.output
     worked = invoke("worker", "--burst")
     assert worked.exit_code == 0, worked.output
     db.session.expire_all()
-    assert db.session.query(Submission).one().status == SubmissionStatus.GRADED
+    assert db.session.query(Submission).one().status == JobStatus.COMPLETED
     assert platform.grade_for("2")["scoreGiven"] == 6
 
 

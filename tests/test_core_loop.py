@@ -6,12 +6,15 @@ a Moodle-like platform (signed launches, strict OAuth2, AGS) and an OpenAI-compa
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from redis import Redis
 
+from app.evaluation import sweeper
 from app.extensions import db
 from app.jobs import queue
-from app.models import Grade, PushStatus, ScorePush, Submission, SubmissionStatus
+from app.models import Grade, JobStatus, PushStatus, ScorePush, Submission
 from tests.conftest import run_jobs
 from tests.documents import ESSAY, docx_bytes, pdf_bytes
 from tests.fakes.platform import TEACHER, browser_launch
@@ -61,14 +64,14 @@ def test_full_loop_puts_the_score_in_the_gradebook(
     response = upload(browser, page, filename, data, comment="My first try")
     assert response.status_code == 303
     receipt = browser.get(page)
-    assert "Queued for grading" in receipt.text
-    assert status(browser, page)["status"] == "queued"
+    assert "Waiting in the grading queue" in receipt.text
+    assert status(browser, page)["status"] == "pending"
 
     run_jobs()
 
     # The student sees the graded status and the feedback.
     final = status(browser, page)
-    assert final["status"] == "graded" and final["score"] == 8 and final["scale"] == 10
+    assert final["status"] == "completed" and final["score"] == 8 and final["scale"] == 10
     assert "uses the right terms" in browser.get(page).text
 
     # The LLM saw the text as delimited data, and no name or e-mail of the student.
@@ -92,8 +95,8 @@ def test_full_loop_puts_the_score_in_the_gradebook(
     assert platform.token_requests == 1
 
     grade = db.session.query(Grade).one()
-    assert grade.provenance["total_tokens"] == 150
-    assert grade.raw_replies == [GOOD_REPLY]
+    assert grade.result.provenance["total_tokens"] == 150
+    assert grade.result.raw_replies == [GOOD_REPLY]
 
 
 def test_score_goes_on_the_line_item_scale(browser, platform, llm, live_tool):
@@ -177,13 +180,23 @@ def test_no_llm_configured_fails_clearly_and_can_be_retried(app, browser, platfo
     retried = browser.post(f"{teacher}submissions/{latest_submission().id}/retry")
     assert retried.status_code == 303
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
 
 
-def test_llm_down_fails_with_a_message_after_retries(app, browser, platform, live_tool):
+def test_llm_down_waits_then_fails_with_a_message_once_the_schedule_runs_out(
+    app, browser, platform, live_tool
+):
+    """A model that cannot be reached is waited for (the student is told so, not that
+    grading failed); only when the retry schedule runs out is the submission failed."""
     app.config["EVALUAITOR_LLM_BASE_URL"] = "http://127.0.0.1:9/v1"  # nothing listens there
+    app.config["EVALUAITOR_LLM_RETRY_SCHEDULE"] = [0]
     page = open_activity(browser, platform, live_tool)
     upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    state = status(browser, page)
+    assert state["status"] == "waiting" and not state["is_final"] and state["retry_at"]
+    assert "Waiting for the grading service" in browser.get(page).text
+    assert sweeper.sweep(timedelta(seconds=30)) == 1  # the retry is due: queued again
     run_jobs()
     state = status(browser, page)
     assert state["status"] == "failed"
@@ -197,7 +210,7 @@ def test_llm_errors_are_retried_honouring_retry_after(browser, platform, llm, li
     page = open_activity(browser, platform, live_tool)
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
     assert len(llm.requests) == 3
 
 
@@ -253,16 +266,16 @@ def test_submission_survives_redis_being_down(app, browser, platform, llm, live_
     try:
         response = upload(browser, page, "essay.txt", ESSAY.encode())
         assert response.status_code == 303
-        assert status(browser, page)["status"] == "received"
-        assert "Received, waiting for the grading queue" in browser.get(page).text
+        assert status(browser, page)["status"] == "pending"
+        assert "Waiting in the grading queue" in browser.get(page).text
     finally:
         app.extensions["evaluaitor.redis"] = healthy
 
     from datetime import timedelta
 
-    assert queue.requeue_stale(timedelta(seconds=0)) == 2  # the grading job and the push
+    assert sweeper.sweep(timedelta(seconds=0)) == 2  # the grading job and the push
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
     assert platform.grade_for("2")["scoreGiven"] == 8
 
 
@@ -277,7 +290,7 @@ def test_a_crashing_job_ends_failed_and_can_be_retried(app, browser, platform, l
     teacher = open_activity(browser, platform, live_tool, user="3", roles=TEACHER)
     browser.post(f"{teacher}submissions/{submission.id}/retry")
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
 
 
 def test_running_a_grading_job_twice_changes_nothing(app, browser, platform, llm, live_tool):
@@ -287,9 +300,9 @@ def test_running_a_grading_job_twice_changes_nothing(app, browser, platform, llm
     page = open_activity(browser, platform, live_tool)
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()
-    tasks.grade_submission(latest_submission().id)
+    tasks.grade(latest_submission().job.id)
     assert len(llm.requests) == 1
-    assert latest_submission().status == SubmissionStatus.GRADED
+    assert latest_submission().status == JobStatus.COMPLETED
 
 
 def test_jobs_lost_by_redis_are_found_and_requeued(browser, platform, llm, live_tool):
@@ -303,10 +316,10 @@ def test_jobs_lost_by_redis_are_found_and_requeued(browser, platform, llm, live_
     upload(browser, page, "essay.txt", ESSAY.encode())
     redis_connection().flushdb()
     run_jobs()
-    assert status(browser, page)["status"] == "queued"  # nothing left to run it
+    assert status(browser, page)["status"] == "pending"  # nothing left to run it
 
-    assert queue.requeue_stale(timedelta(seconds=0)) == 2
-    assert queue.requeue_stale(timedelta(seconds=0)) == 0  # now they exist: nothing twice
+    assert sweeper.sweep(timedelta(seconds=0)) == 2
+    assert sweeper.sweep(timedelta(seconds=0)) == 0  # now they exist: nothing twice
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
     assert platform.grade_for("2")["scoreGiven"] == 8

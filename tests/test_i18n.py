@@ -24,7 +24,7 @@ from flask_babel import get_locale, ngettext, refresh
 
 from app.extensions import db
 from app.i18n import N_, localize
-from app.models import Submission, SubmissionStatus
+from app.models import JobStatus, Submission
 from tests.conftest import run_jobs
 from tests.documents import ESSAY
 from tests.fakes.platform import LTI_CLAIM, TEACHER
@@ -93,8 +93,8 @@ def test_the_student_page_speaks_the_launch_language(
     assert f'<html lang="{lang}">' in text
     assert heading in text and not_there not in text
     # The status script gets its texts in the same language.
-    queued = "En cola para calificar" if lang == "es" else "Queued for grading"
-    assert messages_attribute(text)["Queued for grading"] == queued
+    queued = "Esperando en la cola de calificación" if lang == "es" else "Waiting in the grading queue"
+    assert messages_attribute(text)["Waiting in the grading queue"] == queued
 
 
 def test_the_launch_language_wins_over_the_browser_language(browser, platform, live_tool):
@@ -147,7 +147,7 @@ def test_a_message_the_worker_stored_is_shown_in_each_readers_language(
 
     db.session.expire_all()
     stored = db.session.query(Submission).one()
-    assert stored.status == SubmissionStatus.FAILED
+    assert stored.status == JobStatus.FAILED
     assert stored.error_message.startswith("No language model is configured")
 
     spanish = "No hay ningún modelo de lenguaje configurado"

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
+from app.evaluation import sweeper
 from app.extensions import db, redis_connection
-from app.jobs import queue
 from app.lti import claims, passback
 from app.lti.ags import AgsError
 from app.models import Activity, LineItemUpdate
@@ -309,7 +309,7 @@ def test_an_update_redis_lost_is_sent_by_the_sweeper(browser, platform, llm, liv
     staff = teacher(browser, platform, live_tool)
     save_settings(browser, staff)
     redis_connection().flushdb()  # the job is gone; the row still says pending
-    assert queue.requeue_stale(timedelta(0)) == 1
+    assert sweeper.sweep(timedelta(0)) == 1
     run_jobs()
     assert last_update().status == "sent" and column(platform).score_maximum == 20
 

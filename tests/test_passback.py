@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.evaluation import sweeper
 from app.extensions import db
-from app.jobs import queue
 from app.lti.ags import scores_url
 from app.lti.passback import plain_comment
-from app.models import Activity, ScorePush, Submission, SubmissionStatus
+from app.models import Activity, JobStatus, ScorePush, Submission
 from tests.conftest import run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
@@ -99,16 +99,20 @@ def test_activity_without_grade_service_grades_out_of_ten_and_pushes_nothing(
     assert platform.scores == []
 
 
-def test_sweeper_fails_grading_that_a_dead_worker_abandoned(browser, platform, llm, live_tool):
+def test_sweeper_hands_back_grading_that_a_dead_worker_abandoned(browser, platform, llm, live_tool):
+    """A worker died while grading (its RQ job is gone): the job goes back in line and is
+    graded by the next worker, with no one's help."""
+    llm.reply("Final score: 6/10")
     page = open_activity(browser, platform, live_tool)
     upload(browser, page, "essay.txt", ESSAY.encode())
-    submission = db.session.query(Submission).one()
-    submission.move_to(SubmissionStatus.PROCESSING)
-    submission.started_at = datetime.now(UTC) - timedelta(seconds=queue.GRADING_TIMEOUT + 120)
+    job = db.session.query(Submission).one().job
+    job.status, job.job_id = JobStatus.PROCESSING, "a-job-no-worker-runs"
+    job.updated_at = datetime.now(UTC) - timedelta(minutes=5)
     db.session.commit()
-    queue.requeue_stale(timedelta(seconds=30))
-    state = status(browser, page)
-    assert state["status"] == "failed" and "interrupted" in state["error"]
+    assert sweeper.sweep(timedelta(seconds=30)) == 1
+    assert status(browser, page)["status"] == "pending"
+    run_jobs()
+    assert status(browser, page)["status"] == "completed"
 
 
 # -- release policies and the teacher's actions ------------------------------------------

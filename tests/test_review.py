@@ -12,7 +12,7 @@ import pytest
 from app import gradebook
 from app.extensions import db
 from app.lti.nrps import Roster
-from app.models import Activity, AuditEvent, Grade, ScorePush, Submission, SubmissionStatus
+from app.models import Activity, AuditEvent, GradingJob, JobStatus, ScorePush, Submission
 from tests.conftest import run_jobs
 from tests.documents import ESSAY
 from tests.fakes.platform import TEACHER
@@ -72,7 +72,7 @@ def audit(action: str) -> list[AuditEvent]:
 
 def test_a_held_grade_is_graded_but_hidden_until_released(browser, platform, llm, live_tool):
     page, submission = graded(browser, platform, llm, live_tool, policy="hold_all")
-    assert submission.status == SubmissionStatus.GRADED
+    assert submission.status == JobStatus.COMPLETED
     assert submission.grade.score == 8 and submission.grade.released_at is None
 
     state = status(browser, page)
@@ -88,7 +88,7 @@ def test_a_held_grade_is_graded_but_hidden_until_released(browser, platform, llm
     assert response.status_code == 303
     run_jobs()
     state = status(browser, page)
-    assert state["status"] == "graded" and state["score"] == 8 and not state["held"]
+    assert state["status"] == "completed" and state["score"] == 8 and not state["held"]
     assert "uses the right terms" in browser.get(page).text
     assert platform.grade_for("2")["scoreGiven"] == 8
     (event,) = audit("release")
@@ -118,7 +118,7 @@ def test_release_all_releases_held_scores_of_latest_attempts_only(
         browser, platform, llm, live_tool, policy="hold_all", user="4", reply="Final score: 6/10"
     )
     graded(browser, platform, llm, live_tool, policy="hold_all", user="5", reply="No clear mark.")
-    assert latest("5").status == SubmissionStatus.NEEDS_REVIEW
+    assert latest("5").status == JobStatus.NEEDS_REVIEW
     staff = teacher(browser, platform, live_tool)
     assert "Release all 2 held grades" in browser.get(staff).text
     assert browser.post(staff + "release-all").status_code == 303
@@ -156,7 +156,7 @@ def test_override_before_release_is_what_the_student_and_gradebook_get(
     assert "uses the right terms" not in html
     grade = latest().grade
     assert (grade.score, grade.override_score) == (8, 6.5)  # the AI's original is kept
-    assert "uses the right terms" in grade.feedback
+    assert "uses the right terms" in grade.result.feedback
     (event,) = audit("override")
     assert event.details["before"]["override_score"] is None
     assert event.details["after"]["override_score"] == 6.5
@@ -167,12 +167,12 @@ def test_a_score_for_a_submission_the_grader_could_not_score_releases_it(
     browser, platform, llm, live_tool
 ):
     page, submission = graded(browser, platform, llm, live_tool, reply="A fine essay overall.")
-    assert submission.status == SubmissionStatus.NEEDS_REVIEW
+    assert submission.status == JobStatus.NEEDS_REVIEW
     staff = teacher(browser, platform, live_tool)
     response = act(browser, staff, submission, "override", score="7", feedback="", release="1")
     assert response.status_code == 303 and "done=released" in response.headers["Location"]
     run_jobs()
-    assert latest().status == SubmissionStatus.GRADED
+    assert latest().status == JobStatus.COMPLETED
     assert status(browser, page)["score"] == 7
     assert platform.grade_for("2")["scoreGiven"] == 7
 
@@ -215,7 +215,7 @@ def test_per_criterion_override_is_validated_and_shown_after_release(
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()
     submission = latest()
-    assert [c["score"] for c in submission.grade.criteria] == [10, 0, 0]
+    assert [c["score"] for c in submission.grade.result.criteria] == [10, 0, 0]
     staff = teacher(browser, platform, live_tool)
     detail = browser.get(f"{staff}submissions/{submission.id}").text
     assert "No Calvin cycle." in detail and "light energy" in detail
@@ -229,7 +229,7 @@ def test_per_criterion_override_is_validated_and_shown_after_release(
     assert fine.status_code == 303
     grade = latest().grade
     assert [c["score"] for c in grade.override_criteria] == [10, 4, 0]
-    assert [c["score"] for c in grade.criteria] == [10, 0, 0]
+    assert [c["score"] for c in grade.result.criteria] == [10, 0, 0]
     act(browser, staff, submission, "release")
     assert "4 / 5" in browser.get(page).text
 
@@ -268,7 +268,7 @@ def test_regrade_with_another_strategy_and_model_keeps_the_old_grade_in_the_audi
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()
     submission = latest()
-    assert submission.grade.provenance["plugin"] == "criteria_tree" and llm.requests == []
+    assert submission.grade.result.provenance["plugin"] == "criteria_tree" and llm.requests == []
     old_score = submission.grade.score
 
     staff = teacher(browser, platform, live_tool)
@@ -276,11 +276,11 @@ def test_regrade_with_another_strategy_and_model_keeps_the_old_grade_in_the_audi
     llm.reply("Final score: 4/10")
     response = act(browser, staff, submission, "regrade", plugin="rubric_eval", model="judge-2")
     assert response.status_code == 303
-    assert status(browser, page)["status"] == "queued"
+    assert status(browser, page)["status"] == "pending"
     run_jobs()
     grade = latest().grade
     assert grade.score == 4 and grade.override_score is None  # a new AI grade replaces it
-    assert grade.provenance["plugin"] == "rubric_eval"
+    assert grade.result.provenance["plugin"] == "rubric_eval"
     assert llm.requests[-1]["model"] == "judge-2"
     assert platform.grade_for("2")["scoreGiven"] == 4
     (event,) = audit("regrade")
@@ -304,7 +304,7 @@ def test_regrade_refuses_bad_choices(browser, platform, llm, live_tool, form, me
     staff = teacher(browser, platform, live_tool)
     response = act(browser, staff, submission, "regrade", **form)
     assert response.status_code == 400 and message in response.text
-    assert latest().status == SubmissionStatus.GRADED and audit("regrade") == []
+    assert latest().status == JobStatus.COMPLETED and audit("regrade") == []
 
 
 def test_reopen_grants_one_more_attempt(browser, platform, llm, live_tool):
@@ -407,7 +407,7 @@ def test_class_list_filters_and_sorts_without_javascript(browser, platform, llm,
     assert names("?show=missing") == ["Zoe Nosub"]
     assert names("?status=needs_review") == ["User 5"]
     assert names("?sort=score&order=desc") == ["User 4", "User 2", "User 5", "Zoe Nosub"]
-    assert names("?sort=status&status=graded") == ["User 2", "User 4"]
+    assert names("?sort=status&status=completed") == ["User 2", "User 4"]
     assert names("?status=<script>&sort=bogus") == names("")  # unknown values are ignored
     assert "No student matches" in browser.get(staff + "?show=flagged").text
 
@@ -460,7 +460,7 @@ def test_csv_export_lists_everyone_and_cannot_run_formulas(browser, platform, ll
         "6",
         "6",
     )
-    assert mallory["status"] == "graded" and mallory["released"] == "yes"
+    assert mallory["status"] == "completed" and mallory["released"] == "yes"
     assert rows["8"]["student"] == "'@Eve Nosub" and rows["8"]["status"] == "none"
     for row in rows.values():
         assert not any(value.startswith(("=", "+", "-", "@")) for value in row.values())
@@ -479,5 +479,6 @@ def test_a_held_grade_does_not_leak_through_the_history(browser, platform, llm, 
     assert "6 / 10" in html  # the released first attempt, in the history
     assert "9 / 10" not in html and "Waiting for your teacher" in html
     assert status(browser, page)["score"] is None
-    assert db.session.query(Grade).filter(Grade.score == 9).one().released_at is None
+    held = db.session.query(GradingJob).filter(GradingJob.score == 9).one().submission.grade
+    assert held.released_at is None
     assert platform.grade_for("2")["scoreGiven"] == 6  # the gradebook keeps the released one

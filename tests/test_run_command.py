@@ -167,7 +167,9 @@ class Run(Service):
         """The evaluation's status, read from the database file (the service is gone)."""
         with sqlite3.connect(self.instance / "evaluaitor.db") as connection:
             (status,) = connection.execute(
-                "SELECT status FROM evaluation WHERE code = ?", (code,)
+                "SELECT j.status FROM evaluation e JOIN grading_job j ON j.evaluation_id = e.id"
+                " WHERE e.code = ?",
+                (code,),
             ).fetchone()
         return status
 

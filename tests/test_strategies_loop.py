@@ -43,11 +43,14 @@ def test_criteria_strategy_grades_stores_the_breakdown_and_passes_back(
     )
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
     grade = db.session.query(Grade).one()
-    assert [c["name"] for c in grade.criteria] == ["Accuracy", "Detail", "Copying"]
-    assert grade.normalized == (15 - 3) / 15
-    assert grade.provenance["plugin"] == "criteria" and grade.provenance["llm_calls"] == 1
+    assert [c["name"] for c in grade.result.criteria] == ["Accuracy", "Detail", "Copying"]
+    assert grade.result.normalized == (15 - 3) / 15
+    assert (
+        grade.result.provenance["plugin"] == "criteria"
+        and grade.result.provenance["llm_calls"] == 1
+    )
     assert platform.grade_for("2")["scoreGiven"] == 8  # 0.8 of the line item's 10
 
 
@@ -69,7 +72,7 @@ def test_tree_without_ai_tests_grades_with_no_model_at_all(app, browser, platfor
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()
     state = status(browser, page)
-    assert state["status"] == "graded" and state["score"] == 5
+    assert state["status"] == "completed" and state["score"] == 5
 
 
 def test_broken_activity_settings_fail_with_a_message_for_the_teacher(
@@ -129,7 +132,7 @@ def test_flagged_ensemble_grades_are_held_when_the_activity_says_so(
 
     upload(browser, page, "SumCalculator.java", (java / "correct_for.java").read_bytes())
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
     assert platform.grade_for("2")["scoreGiven"] == 8
 
 
@@ -143,11 +146,11 @@ def test_code_judge_through_the_worker(app, browser, platform, live_tool):
     configure(plugin_name="code_judge", plugin_params={"tests": tests})
     upload(browser, page, "sum.py", b"n = int(input())\nprint(sum(range(1, n)))\n")  # off by one
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
     assert status(browser, page)["score"] == 0
     upload(browser, page, "sum.py", b"n = int(input())\nprint(sum(range(1, n + 1)))\n")
     run_jobs()
     assert status(browser, page)["score"] == 10
-    criteria = db.session.query(Grade).order_by(Grade.id.desc()).first().criteria
+    criteria = db.session.query(Grade).order_by(Grade.id.desc()).first().result.criteria
     assert [c["verdict"] for c in criteria] == ["passed", "passed"]
     assert platform.grade_for("2")["scoreGiven"] == 10

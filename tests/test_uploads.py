@@ -97,7 +97,7 @@ def test_a_pdf_that_opens_is_accepted_and_graded(browser, platform, llm, live_to
     page = open_activity(browser, platform, live_tool)
     assert upload(browser, page, "essay.pdf", data).status_code == 303
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
 
 
 def test_file_over_the_size_limit_is_refused(app, browser, platform, live_tool):
@@ -141,7 +141,7 @@ def test_a_bad_resubmission_leaves_the_earlier_one_intact(app, browser, platform
     before = stored_files(app)
     assert upload(browser, page, "bad.pdf", PNG).status_code == 400
     assert stored_files(app) == before
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
     stored = db.session.query(Submission).one()
     assert stored.comment == "first"
     assert (Path(app.config["EVALUAITOR_DATA_DIR"]) / stored.storage_path).read_bytes() == (

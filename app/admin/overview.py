@@ -14,7 +14,7 @@ from app.models import (
     Activity,
     Deployment,
     Evaluation,
-    Grade,
+    GradingJob,
     Organization,
     Platform,
     Submission,
@@ -70,10 +70,10 @@ def _per_platform_counts() -> dict[int, dict[str, int]]:
         ),
         "tokens": select(
             Activity.platform_id,
-            func.coalesce(func.sum(Grade.provenance["total_tokens"].as_integer()), 0),
+            func.coalesce(func.sum(GradingJob.provenance["total_tokens"].as_integer()), 0),
         )
         .join(Submission, Submission.activity_id == Activity.id)
-        .join(Grade, Grade.submission_id == Submission.id),
+        .join(GradingJob, GradingJob.submission_id == Submission.id),
     }
     for name, query in by_platform.items():
         for platform_id, value in db.session.execute(query.group_by(Activity.platform_id)):

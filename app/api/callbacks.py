@@ -5,9 +5,10 @@ The body is JSON; ``X-Evaluaitor-Timestamp`` carries the Unix time of the attemp
 callback secret, over ``<timestamp>.<body bytes>``. Signing the timestamp with the body lets
 a client refuse replays of an old delivery.
 
-Delivery is an RQ job on the passback queue (both are deliveries to other systems, with the
-same retry semantics). A target that does not answer 2xx is retried with backoff; the row
-records the status, the attempts and the last error.
+Delivery is one of the core's deliveries (app.evaluation.delivery), on the passback queue
+like score pushes: a target that does not answer 2xx is retried on the configured schedule
+(EVALUAITOR_CALLBACK_RETRY_INTERVALS); the ``callback`` row records the status, the attempts
+and the last error.
 
 Callback URLs are a server-side request forgery risk: a client could point us at our own
 network. They follow the rules of :mod:`app.outbound` (http(s), public addresses unless
@@ -25,15 +26,14 @@ import time
 from typing import Any
 
 from flask import current_app
-from redis.exceptions import RedisError
-from rq import Retry, get_current_job
 
 from app import outbound
 from app.api.documents import result_body
 from app.api.errors import InvalidRequest
+from app.evaluation.delivery import DeliveryFailed
+from app.evaluation.lifecycle import new_job_id
 from app.extensions import db
-from app.jobs import queue
-from app.models import Evaluation
+from app.models import Callback, Evaluation, PushStatus
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,6 @@ MAX_ANSWER_BYTES = 64 * 1024
 SIGNATURE_HEADER = "X-Evaluaitor-Signature"
 TIMESTAMP_HEADER = "X-Evaluaitor-Timestamp"
 EVENT = "evaluation.finished"
-
-
-class CallbackFailed(Exception):
-    """One delivery attempt failed; RQ retries the job."""
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -64,27 +60,14 @@ def check_url(url: str) -> None:
         raise InvalidRequest(f"callback_url: {exc.summary}.") from exc
 
 
-def job_id(evaluation: Evaluation) -> str:
-    """One job id per evaluation's callback, so the sweeper can tell whether Redis lost it."""
-    return f"callback-{evaluation.code}"
-
-
-def schedule(evaluation: Evaluation) -> None:
-    """Queue the delivery for a finished evaluation (committed first, as for grading)."""
-    evaluation.callback_status = "pending"
-    db.session.commit()
-    intervals = current_app.config["EVALUAITOR_CALLBACK_RETRY_INTERVALS"]
-    try:
-        queue.queue(queue.PASSBACK).enqueue(
-            "app.jobs.tasks.send_callback",
-            evaluation.id,
-            job_id=job_id(evaluation),
-            retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-            result_ttl=3600,
-            failure_ttl=7 * 24 * 3600,
-        )
-    except RedisError as exc:  # the row keeps saying pending; see docs/decisions.md
-        log.warning("could not queue the callback of evaluation %s: %s", evaluation.id, exc)
+def prepare(evaluation: Evaluation) -> Callback:
+    """The evaluation's callback, pending again, in the caller's transaction: the caller
+    commits it with the final state and then queues it (app.jobs.queue.dispatch)."""
+    callback = evaluation.callback or Callback(evaluation=evaluation)
+    callback.status, callback.attempts, callback.job_id = PushStatus.PENDING, 0, new_job_id()
+    callback.next_attempt_at = callback.http_status = callback.last_error = None
+    db.session.add(callback)
+    return callback
 
 
 def payload(evaluation: Evaluation) -> dict[str, Any]:
@@ -99,45 +82,40 @@ def payload(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
-def deliver(evaluation_id: int) -> None:
-    """One attempt (the body of the RQ job). Raises CallbackFailed so RQ retries."""
-    evaluation = db.session.get(Evaluation, evaluation_id)
-    if evaluation is None or not evaluation.callback_url or evaluation.callback_status == "sent":
-        return
-    secret = evaluation.organization.callback_secret or ""
-    body = json.dumps(payload(evaluation), separators=(",", ":")).encode()
-    timestamp = str(int(time.time()))
-    evaluation.callback_attempts += 1
-    config = current_app.config
-    limits = outbound.Limits(
-        config["EVALUAITOR_CALLBACK_TIMEOUT"],
-        MAX_ANSWER_BYTES,
-        bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
-    )
-    try:
-        with outbound.client(limits) as http:
-            response = outbound.fetch(
-                http,
-                "POST",
-                evaluation.callback_url,
-                content=body,
-                headers={
-                    "Content-Type": "application/json",
-                    TIMESTAMP_HEADER: timestamp,
-                    SIGNATURE_HEADER: sign(secret, timestamp, body),
-                    "User-Agent": "Evaluaitor-Callback/1",
-                },
-            )
-            outbound.check_status(response)
-    except outbound.OutboundError as exc:
-        log.warning("callback of evaluation %s failed: %s", evaluation.id, exc)
-        job = get_current_job()
-        last = job is None or not job.retries_left
-        evaluation.callback_status = "failed" if last else "pending"
-        # the client sees a short reason, never what the receiver answered
-        evaluation.callback_error = f"the callback URL: {exc.summary}"
-        db.session.commit()
-        raise CallbackFailed(evaluation.callback_error) from exc
-    evaluation.callback_status = "sent"
-    evaluation.callback_error = None
-    db.session.commit()
+class CallbackSender:
+    """Delivers callbacks (app.evaluation.delivery retries them)."""
+
+    def overtaken(self, callback: Callback) -> bool:
+        return False  # one callback per evaluation, sent again whole when it is final again
+
+    def send(self, callback: Callback) -> None:
+        evaluation = callback.evaluation
+        secret = evaluation.organization.callback_secret or ""
+        body = json.dumps(payload(evaluation), separators=(",", ":")).encode()
+        timestamp = str(int(time.time()))
+        config = current_app.config
+        limits = outbound.Limits(
+            config["EVALUAITOR_CALLBACK_TIMEOUT"],
+            MAX_ANSWER_BYTES,
+            bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
+        )
+        try:
+            with outbound.client(limits) as http:
+                response = outbound.fetch(
+                    http,
+                    "POST",
+                    evaluation.callback_url,
+                    content=body,
+                    headers={
+                        "Content-Type": "application/json",
+                        TIMESTAMP_HEADER: timestamp,
+                        SIGNATURE_HEADER: sign(secret, timestamp, body),
+                        "User-Agent": "Evaluaitor-Callback/1",
+                    },
+                )
+                outbound.check_status(response)
+        except outbound.OutboundError as exc:
+            log.warning("callback of evaluation %s failed: %s", evaluation.id, exc)
+            # the client sees a short reason, never what the receiver answered
+            raise DeliveryFailed(f"the callback URL: {exc.summary}") from exc
+        callback.http_status = response.status_code

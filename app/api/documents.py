@@ -12,11 +12,8 @@ from app.api.schemas import (
     StatusOut,
     utc,
 )
-from app.models import Evaluation, EvaluationStatus
+from app.models import Evaluation
 from app.text import clean_name
-
-#: States that have a result document.
-WITH_RESULT = (EvaluationStatus.COMPLETED, EvaluationStatus.NEEDS_REVIEW)
 
 
 def status_document(evaluation: Evaluation) -> StatusOut:
@@ -24,11 +21,12 @@ def status_document(evaluation: Evaluation) -> StatusOut:
     started, finished = utc(evaluation.started_at), utc(evaluation.finished_at)
     callback = None
     if evaluation.callback_url:
+        sent = evaluation.callback
         callback = CallbackState(
             url=evaluation.callback_url,
-            status=evaluation.callback_status,
-            attempts=evaluation.callback_attempts,
-            error=evaluation.callback_error,
+            status=sent.status if sent else None,
+            attempts=sent.attempts if sent else 0,
+            error=sent.last_error if sent else None,
         )
     return StatusOut(
         job_code=evaluation.code,
@@ -50,19 +48,19 @@ def status_document(evaluation: Evaluation) -> StatusOut:
 
 def result_body(evaluation: Evaluation) -> dict[str, Any] | None:
     """The grading result as JSON, or None while there is none (queued, running, failed)."""
-    stored = evaluation.result
-    if evaluation.status not in WITH_RESULT or stored is None:
+    job = evaluation.job
+    if not job.has_result:
         return None
     return ResultBody(
-        score=stored.get("score"),
-        max_score=stored.get("max_score"),
-        score_normalized=stored.get("score_normalized"),
-        feedback=stored.get("feedback", ""),
-        criteria=stored.get("criteria", []),
-        flags=stored.get("flags", []),
-        provenance=stored.get("provenance", {}),
+        score=job.score,
+        max_score=job.scale,
+        score_normalized=job.normalized,
+        feedback=job.feedback,
+        criteria=job.criteria,
+        flags=job.flags,
+        provenance=job.provenance,
         model_used=evaluation.evaluator_id,
-        processing_time_ms=stored.get("provenance", {}).get("grading_ms"),
+        processing_time_ms=(job.provenance or {}).get("grading_ms"),
     ).model_dump(mode="json")
 
 

@@ -1,48 +1,44 @@
-"""API evaluations as a service: accept a file, find, list, cancel, and finish one.
+"""The REST API side of the evaluation core: accept a file, find, list and cancel
+evaluations, and what the API adds to a grading job (:class:`ApiSide`).
 
-State changes that can race (the worker finishing while the client cancels) are single
-conditional UPDATEs (``… WHERE status IN (…)``), so exactly one side wins and the other
-learns it from the row count.
+An API evaluation is graded with what the client sent (strategy, settings, model,
+instructions, rubric, maximum), in its organization's folder, and its client is told when it
+is final through its callback URL, if it gave one. A cancel racing the worker is settled by
+the core's conditional updates (app.evaluation.lifecycle): exactly one side wins.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
 from redis.exceptions import RedisError
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import Select, func, select
 
 from app import tenants
 from app.api import callbacks
 from app.api.errors import ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
 from app.api.schemas import ListQuery, SubmissionForm
+from app.evaluation import lifecycle
+from app.evaluation.owners import Brief
 from app.extensions import db, redis_connection
 from app.extract import ExtractionError, UnsupportedFileError, check, sniff
 from app.grading import registry
+from app.grading.base import Assignment
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, parse_rubric
 from app.jobs import queue
-from app.models import Evaluation, EvaluationStatus, Organization
+from app.models import Callback, Evaluation, GradingJob, JobStatus, Organization
+from app.models.jobs import OPEN
 from app.text import clean_filename
 from app.uploads import IncomingFile, incoming_dir
 
 log = logging.getLogger(__name__)
 
-#: States an evaluation can still leave; the others are final.
-OPEN = (EvaluationStatus.QUEUED, EvaluationStatus.PROCESSING)
-FINAL = (
-    EvaluationStatus.COMPLETED,
-    EvaluationStatus.NEEDS_REVIEW,
-    EvaluationStatus.FAILED,
-    EvaluationStatus.CANCELLED,
-)
 CODE_PREFIX = "ev_"
 
 
@@ -89,12 +85,6 @@ def submit(
     evaluation = Evaluation(
         code=code,
         organization_id=organization.id,
-        status=EvaluationStatus.QUEUED,
-        original_filename=name,
-        kind=kind,
-        size_bytes=size,
-        sha256=digest,
-        storage_path=str(final_path.relative_to(data_dir)),
         plugin_name=plugin.name,
         plugin_params=form.plugin_params or {},
         evaluator_id=form.evaluator_id or default_model,
@@ -104,10 +94,15 @@ def submit(
         client_reference=form.client_reference,
         client_metadata=form.metadata or {},
         callback_url=str(form.callback_url) if form.callback_url else None,
-        callback_status="pending" if form.callback_url else None,
-        job_id=uuid.uuid4().hex,
-        enqueued_at=datetime.now(UTC),
-        progress_message="Waiting in the grading queue",
+    )
+    evaluation.job = GradingJob(
+        status=JobStatus.PENDING,
+        original_filename=name,
+        kind=kind,
+        size_bytes=size,
+        sha256=digest,
+        storage_path=str(final_path.relative_to(data_dir)),
+        **lifecycle.queued_values(),
     )
     db.session.add(evaluation)
     try:
@@ -116,7 +111,7 @@ def submit(
         db.session.rollback()
         final_path.unlink(missing_ok=True)
         raise
-    queue.dispatch(evaluation)
+    queue.dispatch(evaluation.job)
     return evaluation
 
 
@@ -172,9 +167,11 @@ def fetch(organization: Organization, code: str) -> Evaluation:
 
 def search(organization: Organization, query: ListQuery) -> tuple[int, list[Evaluation]]:
     """One page of the organization's evaluations, and how many match in all."""
-    statement: Select = select(Evaluation).where(Evaluation.organization_id == organization.id)
+    statement: Select = (
+        select(Evaluation).join(Evaluation.job).where(Evaluation.organization_id == organization.id)
+    )
     if query.status is not None:
-        statement = statement.where(Evaluation.status == query.status)
+        statement = statement.where(GradingJob.status == query.status)
     if query.client_reference is not None:
         statement = statement.where(Evaluation.client_reference == query.client_reference)
     if query.created_after is not None:
@@ -182,7 +179,11 @@ def search(organization: Organization, query: ListQuery) -> tuple[int, list[Eval
     if query.created_before is not None:
         statement = statement.where(Evaluation.created_at < query.created_before)
     total = db.session.scalar(select(func.count()).select_from(statement.subquery()))
-    column = getattr(Evaluation, query.sort_by)
+    column = {
+        "created_at": Evaluation.created_at,
+        "finished_at": GradingJob.finished_at,
+        "status": GradingJob.status,
+    }[query.sort_by]
     order = column.asc() if query.sort_order == "asc" else column.desc()
     tie = Evaluation.id.asc() if query.sort_order == "asc" else Evaluation.id.desc()
     page = db.session.scalars(
@@ -192,48 +193,50 @@ def search(organization: Organization, query: ListQuery) -> tuple[int, list[Eval
 
 
 def cancel(evaluation: Evaluation) -> None:
-    """Cancel a queued or running evaluation. A queued job leaves RQ now; a running one
-    stops at its next progress report (the worker checks the row). Finished: Conflict."""
-    changed = move(evaluation, OPEN, EvaluationStatus.CANCELLED, error_message=None)
-    if not changed:
+    """Cancel an evaluation in line, waiting or being graded. One in line leaves RQ now; a
+    running one stops at its next progress report (the worker checks the row). A finished
+    one: Conflict."""
+    job = evaluation.job
+    if not lifecycle.move(job, OPEN, JobStatus.CANCELLED, commit=False, error_message=None):
+        db.session.rollback()
         raise Conflict(
             "already_finished",
-            f"The evaluation has already finished ({evaluation.status}); it cannot be cancelled.",
+            f"The evaluation has already finished ({job.status}); it cannot be cancelled.",
         )
-    if evaluation.job_id:
+    deliveries = ApiSide().settle(job)
+    db.session.commit()
+    queue.dispatch(*deliveries)
+    if job.job_id:
         try:
-            Job.fetch(evaluation.job_id, connection=redis_connection()).cancel()
+            Job.fetch(job.job_id, connection=redis_connection()).cancel()
         except NoSuchJobError:
             pass  # already taken by a worker, or Redis lost it: the status check stops it
         except RedisError as exc:
             log.warning("could not remove job of evaluation %s: %s", evaluation.id, exc)
-    finished(evaluation)
 
 
-def move(
-    evaluation: Evaluation,
-    allowed_from: tuple[EvaluationStatus, ...],
-    status: EvaluationStatus,
-    **values: object,
-) -> bool:
-    """Set ``status`` (and ``values``) only if the row is still in ``allowed_from``; commit.
+class ApiSide:
+    """What the REST API adds to the evaluation core (see app.evaluation.owners)."""
 
-    Returns whether it changed; the object is refreshed either way.
-    """
-    if status in FINAL:
-        values.setdefault("finished_at", datetime.now(UTC))
-    result = db.session.execute(
-        update(Evaluation)
-        .where(Evaluation.id == evaluation.id, Evaluation.status.in_(allowed_from))
-        .values(status=status, **values)
-        .execution_options(synchronize_session=False)
-    )
-    db.session.commit()
-    db.session.refresh(evaluation)
-    return result.rowcount == 1
+    def tenant(self, job: GradingJob) -> str:
+        return tenants.organization_folder(job.evaluation.organization_id)
 
+    def brief(self, job: GradingJob) -> Brief:
+        evaluation = job.evaluation
+        return Brief(
+            plugin=evaluation.plugin_name,
+            params=evaluation.plugin_params,
+            assignment=Assignment(
+                max_score=evaluation.max_score,
+                instructions=evaluation.instructions,
+                rubric=parse_rubric(evaluation.rubric) if evaluation.rubric else None,
+                model=evaluation.evaluator_id,
+            ),
+        )
 
-def finished(evaluation: Evaluation) -> None:
-    """Hook for every final state: tell the client's callback URL, if it gave one."""
-    if evaluation.callback_url:
-        callbacks.schedule(evaluation)
+    def settle(self, job: GradingJob) -> list[Callback]:
+        """Every final state is told to the client's callback URL, if it gave one."""
+        evaluation = job.evaluation
+        if not evaluation.callback_url:
+            return []
+        return [callbacks.prepare(evaluation)]

@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from app.api.errors import InvalidRequest
-from app.models import EvaluationStatus
+from app.models import JobStatus as EvaluationStatus
 
 #: Client-chosen ids (organizations): letters, digits and a few separators.
 EXTERNAL_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,254}$"

@@ -34,7 +34,8 @@ from app.api.schemas import (
 )
 from app.extensions import db
 from app.grading import registry
-from app.models import Evaluation, EvaluationStatus, Organization
+from app.models import Evaluation, GradingJob, JobStatus, Organization
+from app.models.jobs import OPEN
 
 bp = Blueprint("api", __name__)
 
@@ -72,7 +73,9 @@ def database_status():
         counts = (
             db.session.scalar(select(func.count(Evaluation.id))),
             db.session.scalar(
-                select(func.count(Evaluation.id)).where(Evaluation.status.in_(evaluations.OPEN))
+                select(func.count(Evaluation.id))
+                .join(Evaluation.job)
+                .where(GradingJob.status.in_(OPEN))
             ),
             db.session.scalar(select(func.count(Organization.id))),
         )
@@ -142,7 +145,11 @@ def get_organization(external_id: str):
 
 def _organization(org: Organization, *, callback_secret: str | None = None) -> OrganizationOut:
     def count(*conditions) -> int:
-        query = select(func.count(Evaluation.id)).where(Evaluation.organization_id == org.id)
+        query = (
+            select(func.count(Evaluation.id))
+            .join(Evaluation.job)
+            .where(Evaluation.organization_id == org.id)
+        )
         return db.session.scalar(query.where(*conditions)) or 0
 
     return OrganizationOut(
@@ -154,7 +161,7 @@ def _organization(org: Organization, *, callback_secret: str | None = None) -> O
         created_at=utc(org.created_at),
         updated_at=utc(org.updated_at),
         evaluations_count=count(),
-        pending_evaluations=count(Evaluation.status.in_(evaluations.OPEN)),
+        pending_evaluations=count(GradingJob.status.in_(OPEN)),
         callback_secret=callback_secret,
     )
 
@@ -230,21 +237,21 @@ def evaluation_result(code: str):
     evaluation = evaluations.fetch(auth.require_organization(), code)
     body = documents.result_body(evaluation)
     if body is None:
-        if evaluation.status in evaluations.OPEN:
+        if evaluation.status in OPEN:
             raise Conflict("not_finished", "The evaluation has not finished yet; poll its status.")
         raise Conflict(
             "no_result",
             f"The evaluation ended without a result ({evaluation.status}): "
             f"{evaluation.error_message or 'no details'}",
         )
-    held = evaluation.status == EvaluationStatus.NEEDS_REVIEW
+    held = evaluation.status == JobStatus.NEEDS_REVIEW
     return _json(
         ResultOut(
             job_code=evaluation.code,
             status=evaluation.status,
             client_reference=evaluation.client_reference,
             metadata=evaluation.client_metadata or {},
-            review_reason=evaluation.error_message if held else None,
+            review_reason=evaluation.job.review_reason if held else None,
             result=body,
         )
     )

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.catalogue import N_
 from app.grading.prompts import DEFAULT_MAX_CHARS
-from app.i18n import N_
 
 if TYPE_CHECKING:
     from app.grading.rubric import Rubric
@@ -59,20 +59,27 @@ class InputFile:
     path: Path | None = None
 
 
-@dataclass(frozen=True)
-class GradingInput:
+@dataclass(frozen=True, kw_only=True)
+class Assignment:
+    """What a file is graded against: the teacher's activity settings, or what an API client
+    sent in their place."""
+
+    max_score: float
+    instructions: str = ""
+    rubric: Rubric | None = None
+    reference: str = ""
+    model: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GradingInput(Assignment):
     """Everything a plugin may use. ``text`` is the main document's text (already masked of
     obvious personal data when the activity asks for it); ``files`` lists every file."""
 
     text: str
     filename: str
-    instructions: str
-    max_score: float
     params: PluginParams
-    rubric: Rubric | None = None
-    reference: str = ""
     files: tuple[InputFile, ...] = ()
-    model: str | None = None
 
 
 @dataclass
@@ -118,6 +125,21 @@ class GradingResult:
         if self.score is None or not self.scale:
             return None
         return max(0.0, min(1.0, self.score / self.scale))
+
+    def record(self) -> dict[str, Any]:
+        """The result as JSON-ready data, named as it is stored (app.models.jobs): the one
+        serialisation the worker, the API and ``evaluaitor grade`` share."""
+        return {
+            "score": self.score,
+            "scale": self.scale,
+            "normalized": self.normalized,
+            "feedback": self.feedback,
+            "criteria": [asdict(c) for c in self.criteria],
+            "flags": [asdict(f) for f in self.flags],
+            "provenance": self.provenance,
+            "raw_replies": self.raw_replies,
+            "review_reason": None if self.outcome == Outcome.GRADED else self.error,
+        }
 
 
 class GradingPlugin(ABC):

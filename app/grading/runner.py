@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from app.catalogue import N_
 from app.grading import registry, safety
 from app.grading.base import (
+    Assignment,
     Flag,
     GradingInput,
     GradingResult,
@@ -22,8 +24,6 @@ from app.grading.base import (
     Outcome,
     Progress,
 )
-from app.grading.rubric import Rubric
-from app.i18n import N_
 from app.llm.session import LLMSession, llm_session
 
 #: Flags that mean the text tried to steer the grader: such grades wait for a teacher.
@@ -32,32 +32,50 @@ HOLD_FOR_REVIEW = frozenset({"PromptInjection", "HiddenText", "ScoreClaim"})
 
 @dataclass(frozen=True)
 class Job:
-    """What to grade, as plain data."""
+    """What to grade, as plain data: a strategy with its settings, what the file is graded
+    against, and the file."""
 
     plugin: str
-    text: str
-    filename: str
-    kind: str
-    instructions: str
-    max_score: float
+    assignment: Assignment
+    document: InputFile
     params: dict[str, Any] | None = None
-    rubric: Rubric | None = None
-    reference: str = ""
-    files: tuple[InputFile, ...] = ()
-    model: str | None = None
     #: Names of the student (from the launch) to mask if they appear in the text.
     names: Sequence[str] = field(default_factory=tuple)
     mask_pii: bool = True
 
+    @classmethod
+    def for_text(
+        cls,
+        plugin: str,
+        text: str,
+        filename: str,
+        kind: str,
+        *,
+        params: dict[str, Any] | None = None,
+        names: Sequence[str] = (),
+        mask_pii: bool = True,
+        **assignment: Any,
+    ) -> Job:
+        """A job for one document's text; ``assignment`` holds :class:`Assignment`'s fields."""
+        document = InputFile(filename, kind, text)
+        return cls(plugin, Assignment(**assignment), document, params, names, mask_pii)
+
 
 def grade_with_model(
-    job: Job, config: Mapping[str, Any], progress: Progress, *, tenant_folder: str
+    job: Job,
+    config: Mapping[str, Any],
+    progress: Progress,
+    *,
+    tenant_folder: str,
+    fresh: bool = False,
 ) -> GradingResult:
     """Grade ``job`` in a model session made from ``config``, recording the wall time in the
     provenance: the path of every background job (submissions and API evaluations). Model
-    replies are cached in the tenant's folder (app.tenants), so they go with the tenant."""
+    replies are cached in the tenant's folder (app.tenants), so they go with the tenant;
+    ``fresh`` asks the model again instead (a person's regrade)."""
     started = time.monotonic()
-    with llm_session(config, model=job.model, cache_scope=tenant_folder) as llm:
+    model = job.assignment.model
+    with llm_session(config, model=model, cache_scope=tenant_folder, force=fresh) as llm:
         result = grade(job, llm, progress)
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
     return result
@@ -68,23 +86,19 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     app.llm.LLMError for model failures; everything else is in the result."""
     plugin = registry.get(job.plugin)
     params = registry.validate_params(plugin, job.params)
-    flags = [Flag(f.code, f"{f.message} Evidence: {f.evidence}") for f in safety.inspect(job.text)]
-    text = safety.strip_invisible(job.text)
+    document = job.document
+    flags = [
+        Flag(f.code, f"{f.message} Evidence: {f.evidence}") for f in safety.inspect(document.text)
+    ]
+    text = safety.strip_invisible(document.text)
     masked: dict[str, int] = {}
     if job.mask_pii:  # numbers are masked in prose only: in code they are the program
-        text, report = safety.mask_pii(text, names=job.names, kind=job.kind)
+        text, report = safety.mask_pii(text, names=job.names, kind=document.kind)
         masked = dict(report.counts)
+    assignment = {f.name: getattr(job.assignment, f.name) for f in fields(Assignment)}
     result = plugin.grade(
         GradingInput(
-            text=text,
-            filename=job.filename,
-            instructions=job.instructions,
-            max_score=job.max_score,
-            params=params,
-            rubric=job.rubric,
-            reference=job.reference,
-            files=job.files,
-            model=job.model,
+            **assignment, text=text, filename=document.name, params=params, files=(document,)
         ),
         llm,
         progress,
@@ -114,8 +128,3 @@ def _apply_caps(result: GradingResult) -> None:
     if result.score > ceiling:
         result.provenance["capped_from"] = result.score
         result.score = ceiling
-
-
-def as_dicts(items: Sequence[Any]) -> list[dict[str, Any]]:
-    """Dataclass results (criteria, flags) as JSON-ready dicts."""
-    return [asdict(item) for item in items]

@@ -1,39 +1,37 @@
-"""Enqueueing work. Jobs carry ids only; tasks load their state from the database.
+"""Putting work on RQ, and asking RQ whether it still has it.
 
-Enqueue failures (Redis down) are not errors for the user: the row is already committed
-and :func:`requeue_stale` picks it up later.
+Jobs carry ids only; tasks load their state from the database, which is the ledger of work
+(app.models.jobs). Redis only holds what to run now: when it cannot take a job (it is down,
+or restarting) nothing is lost, since the sweeper (app.evaluation.sweeper) queues again
+every row whose RQ job is missing.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 from redis.exceptions import RedisError
-from rq import Queue, Retry
-from rq.job import Job
-from sqlalchemy import select
+from rq import Queue
+from rq.job import Job, JobStatus
 
-from app.extensions import db, redis_connection
-from app.i18n import N_
-from app.models import (
-    Evaluation,
-    EvaluationStatus,
-    LineItemUpdate,
-    PushStatus,
-    ScorePush,
-    Submission,
-    SubmissionStatus,
-)
+from app.extensions import redis_connection
+from app.models import GradingJob
+from app.models.base import as_utc
+from app.models.jobs import Delivery
 
 log = logging.getLogger(__name__)
 
 GRADING = "grading"
 PASSBACK = "passback"
-#: A grading job may take this long (several LLM calls with retries) before RQ stops it.
-GRADING_TIMEOUT = 15 * 60
+#: RQ keeps a finished job this long, a failed one (for an administrator to read) a week.
+RESULT_TTL = 3600
+FAILURE_TTL = 7 * 24 * 3600
+#: A running job whose worker has not shown a sign of life for this long lost its worker (RQ
+#: heartbeats every 30 s while a job runs).
+HEARTBEAT_GRACE = timedelta(seconds=120)
 
 
 def queue(name: str) -> Queue:
@@ -41,178 +39,61 @@ def queue(name: str) -> Queue:
     return Queue(f"{prefix}-{name}", connection=redis_connection())
 
 
-def mark_for_grading(submission: Submission) -> None:
-    """Mark ``submission`` queued with its job id, inside the caller's transaction.
-
-    The row says ``queued`` *before* the job exists, so a fast worker never finds a
-    submission that is not yet marked; :func:`dispatch` then creates the job after commit.
-    """
-    submission.move_to(SubmissionStatus.QUEUED)
-    submission.job_id = uuid.uuid4().hex
-    submission.enqueued_at = datetime.now(UTC)
-    submission.set_progress(0, 0, N_("Waiting in the grading queue"))
-
-
-def mark_push(push: ScorePush | LineItemUpdate) -> None:
-    push.job_id = uuid.uuid4().hex
-
-
-def dispatch(*rows: Submission | ScorePush | LineItemUpdate | Evaluation) -> bool:
-    """Create the RQ jobs for rows marked and committed; False if Redis could not take them.
-
-    On failure the marks are undone (a submission goes back to ``received``) so the sweeper
-    finds the rows later. Nothing is lost either way.
-    """
+def dispatch(*rows: GradingJob | Delivery) -> bool:
+    """Create the RQ jobs of rows already committed with their ``job_id``; False if Redis
+    could not take them (they stay as they are and the sweeper queues them later)."""
+    if not rows:
+        return True
     try:
         with redis_connection().pipeline() as pipe:
             for row in rows:
                 _enqueue(row, pipe)
             pipe.execute()
     except RedisError as exc:
-        log.warning("could not enqueue %s: %s", ", ".join(map(_label, rows)), exc)
-        for row in rows:
-            row.job_id = None
-            if isinstance(row, Submission):
-                row.status = SubmissionStatus.RECEIVED  # undo: nothing was queued
-                row.set_progress(0, 0, N_("Waiting to be queued"))
-        db.session.commit()
+        log.warning("could not enqueue %s: %s", ", ".join(map(label, rows)), exc)
         return False
     return True
 
 
-def enqueue_grading(submission: Submission) -> bool:
-    mark_for_grading(submission)
-    db.session.commit()
-    return dispatch(submission)
-
-
-def enqueue_push(push: ScorePush | LineItemUpdate) -> bool:
-    mark_push(push)
-    db.session.commit()
-    return dispatch(push)
-
-
-def _enqueue(row: Submission | ScorePush | LineItemUpdate | Evaluation, pipe) -> None:
-    if isinstance(row, Submission | Evaluation):
-        task = "grade_submission" if isinstance(row, Submission) else "grade_evaluation"
-        queue(GRADING).enqueue(
-            f"app.jobs.tasks.{task}",
-            row.id,
-            job_id=row.job_id,
-            job_timeout=GRADING_TIMEOUT,
-            result_ttl=3600,
-            failure_ttl=7 * 24 * 3600,
-            pipeline=pipe,
-        )
-        return
-    intervals = current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"]
-    task = "update_lineitem" if isinstance(row, LineItemUpdate) else "send_score"
-    queue(PASSBACK).enqueue(
+def _enqueue(row: GradingJob | Delivery, pipe) -> None:
+    if isinstance(row, GradingJob):
+        name, task, args = GRADING, "grade", (row.id,)
+        timeout = current_app.config["EVALUAITOR_GRADING_TIMEOUT"]
+    else:
+        name, task, args = PASSBACK, "deliver", (row.__tablename__, row.id)
+        timeout = None
+    queue(name).enqueue(
         f"app.jobs.tasks.{task}",
-        row.id,
+        *args,
         job_id=row.job_id,
-        retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-        result_ttl=3600,
-        failure_ttl=7 * 24 * 3600,
+        job_timeout=timeout,
+        result_ttl=RESULT_TTL,
+        failure_ttl=FAILURE_TTL,
         pipeline=pipe,
     )
 
 
-def _label(row: Submission | ScorePush | LineItemUpdate | Evaluation) -> str:
-    return f"{type(row).__name__.lower()} {row.id}"
+def label(row: GradingJob | Delivery) -> str:
+    return f"{row.__tablename__} {row.id}"
 
 
-def requeue_stale(older_than: timedelta) -> int:
-    """Enqueue work that never reached Redis, and fail grading a dead worker left behind.
-
-    Three ways work can be stranded: Redis was down when it was submitted (no job id), the
-    process died between commit and enqueue, or Redis lost its data (a job id that Redis does
-    not know). Looks only at rows older than ``older_than``, so a request that is about to
-    enqueue is not raced. Returns how many items were queued.
-    """
-    now = datetime.now(UTC)
-    cutoff = now - older_than
-    waiting = db.session.scalars(
-        select(Submission).where(
-            Submission.status == SubmissionStatus.RECEIVED, Submission.created_at < cutoff
-        )
-    ).all()
-    count = sum(enqueue_grading(s) for s in waiting)
-    queued = db.session.scalars(
-        select(Submission).where(
-            Submission.status == SubmissionStatus.QUEUED, Submission.enqueued_at < cutoff
-        )
-    ).all()
-    pushes = [
-        push
-        for model in (ScorePush, LineItemUpdate)
-        for push in db.session.scalars(
-            select(model).where(model.status == PushStatus.PENDING, model.created_at < cutoff)
-        )
-    ]
-    evaluations = db.session.scalars(
-        select(Evaluation).where(
-            Evaluation.status == EvaluationStatus.QUEUED, Evaluation.enqueued_at < cutoff
-        )
-    ).all()
-    for row in [*queued, *pushes, *evaluations]:
-        if row.job_id is None or not Job.exists(row.job_id, connection=redis_connection()):
-            if isinstance(row, Submission | Evaluation):
-                row.job_id = uuid.uuid4().hex
-            else:
-                mark_push(row)
-            db.session.commit()
-            count += dispatch(row)
-    _fail_abandoned(now - timedelta(seconds=GRADING_TIMEOUT + 60))
-    return count + _resend_lost_callbacks(cutoff)
+def held(job_ids: Iterable[str]) -> set[str]:
+    """The ids among ``job_ids`` that RQ will still run or is running: waiting in a queue,
+    or started on a worker that is alive. Anything else (unknown to Redis, failed, stopped,
+    finished, or started by a worker that died) will never touch its row again."""
+    ids = list(job_ids)
+    if not ids:
+        return set()
+    jobs = Job.fetch_many(ids, connection=redis_connection())
+    return {job.id for job in jobs if job is not None and _will_run(job)}
 
 
-def _resend_lost_callbacks(finished_before: datetime) -> int:
-    """Callbacks still pending whose job Redis never got or lost are scheduled again."""
-    from app.api import callbacks
-
-    pending = db.session.scalars(
-        select(Evaluation).where(
-            Evaluation.callback_status == "pending", Evaluation.finished_at < finished_before
-        )
-    ).all()
-    lost = [
-        evaluation
-        for evaluation in pending
-        if not Job.exists(callbacks.job_id(evaluation), connection=redis_connection())
-    ]
-    for evaluation in lost:
-        callbacks.schedule(evaluation)
-    return len(lost)
-
-
-def _fail_abandoned(started_before: datetime) -> None:
-    """A job still ``processing`` after RQ's own timeout lost its worker: say so, allow retry."""
-    stuck = db.session.scalars(
-        select(Submission).where(
-            Submission.status == SubmissionStatus.PROCESSING,
-            Submission.started_at < started_before,
-        )
-    ).all()
-    for submission in stuck:
-        submission.move_to(SubmissionStatus.FAILED)
-        submission.error_message = N_("Grading was interrupted. A teacher can retry it.")
-    db.session.commit()
-    _fail_abandoned_evaluations(started_before)
-
-
-def _fail_abandoned_evaluations(started_before: datetime) -> None:
-    """The same for API evaluations, whose client is told through its callback."""
-    from app.api import evaluations  # the API's own state rules (jobs -> api, not the reverse)
-
-    stuck = db.session.scalars(
-        select(Evaluation).where(
-            Evaluation.status == EvaluationStatus.PROCESSING,
-            Evaluation.started_at < started_before,
-        )
-    ).all()
-    running = (EvaluationStatus.PROCESSING,)
-    message = "Grading was interrupted. Submit the file again."
-    for evaluation in stuck:
-        if evaluations.move(evaluation, running, EvaluationStatus.FAILED, error_message=message):
-            evaluations.finished(evaluation)
+def _will_run(job: Job) -> bool:
+    status = job.get_status(refresh=False)
+    if status in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
+        return True
+    since = datetime.now(UTC) - HEARTBEAT_GRACE
+    return status == JobStatus.STARTED and any(
+        beat is not None and as_utc(beat) > since
+        for beat in (execution.last_heartbeat for execution in job.get_executions())
+    )

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from flask import Flask, current_app, has_app_context
+from rq import get_current_job
 
+from app.evaluation import delivery, pipeline
 from app.extensions import db
 
 _worker_app: Flask | None = None
@@ -43,36 +45,18 @@ def _job_context() -> Iterator[None]:
         yield
 
 
-def grade_submission(submission_id: int) -> None:
-    from app.grading import service
-
+def grade(job_id: int) -> None:
+    """The grading job (app.evaluation.pipeline)."""
     with _job_context():
-        service.grade_submission(submission_id)
+        pipeline.run(job_id, _rq_job_id())
 
 
-def send_score(push_id: int) -> None:
-    from app.lti import passback
-
+def deliver(kind: str, row_id: int) -> None:
+    """One attempt at a score push, a column update or a callback (app.evaluation.delivery)."""
     with _job_context():
-        passback.send(push_id)
+        delivery.attempt(kind, row_id, _rq_job_id())
 
 
-def update_lineitem(update_id: int) -> None:
-    from app.lti import lineitem_sync
-
-    with _job_context():
-        lineitem_sync.send(update_id)
-
-
-def grade_evaluation(evaluation_id: int) -> None:
-    from app.api import grading
-
-    with _job_context():
-        grading.grade_evaluation(evaluation_id)
-
-
-def send_callback(evaluation_id: int) -> None:
-    from app.api import callbacks
-
-    with _job_context():
-        callbacks.deliver(evaluation_id)
+def _rq_job_id() -> str | None:
+    job = get_current_job()
+    return job.id if job else None

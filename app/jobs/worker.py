@@ -18,7 +18,7 @@ from rq import Worker
 from rq.job import Job
 from rq.queue import Queue
 
-from app.jobs import queue
+from app.evaluation import sweeper
 
 _no_fork = threading.Lock()
 
@@ -36,21 +36,22 @@ def preload() -> None:
     forked job starts with them instead of paying for them again (a third of a short job)."""
     from sqlalchemy.orm import configure_mappers
 
-    from app.api import callbacks, grading  # noqa: F401
-    from app.grading import registry, service  # noqa: F401
-    from app.lti import passback  # noqa: F401
+    from app.grading import registry
+    from app.jobs import tasks  # noqa: F401  (the tasks and the whole evaluation core)
 
     registry.register_builtin()
     configure_mappers()
 
 
 def sweep_forever(app: Flask) -> None:
-    """Every ``EVALUAITOR_REQUEUE_AFTER`` seconds, requeue stranded work (a daemon thread)."""
-    every = app.config["EVALUAITOR_REQUEUE_AFTER"]
+    """Every ``EVALUAITOR_SWEEP_EVERY`` seconds, queue due and stranded work (a daemon thread;
+    see app.evaluation.sweeper)."""
+    every = app.config["EVALUAITOR_SWEEP_EVERY"]
+    older_than = timedelta(seconds=app.config["EVALUAITOR_REQUEUE_AFTER"])
     while True:
         time.sleep(every)
         with _no_fork, app.app_context():
             try:
-                queue.requeue_stale(timedelta(seconds=every))
+                sweeper.sweep(older_than)
             except Exception:  # the sweeper must outlive a bad moment (e.g. Redis restarting)
-                app.logger.exception("requeue sweep failed")
+                app.logger.exception("sweep failed")

@@ -4,8 +4,9 @@ When a teacher changes an activity's title or maximum score, :func:`request_upda
 :class:`LineItemUpdate` in the settings transaction and the passback queue runs :func:`send`
 after the commit: it reads the line item and writes it back with the new ``label`` and
 ``scoreMaximum``. Failures are recorded and retried like score pushes
-(:func:`app.lti.passback.record_failure`), and the teacher page shows the latest one with a
-retry button. Until the column has the new maximum, scores go on the column's actual maximum.
+(:mod:`app.evaluation.delivery`), and the teacher page shows the latest one with a
+retry button. Until the column has the new maximum, scores go on the column's actual maximum
+(:func:`app.lti.passback.outstanding`).
 
 Grades already released are sent again after the maximum changed, on the new maximum: some
 platforms keep the raw points when a column's maximum changes (8 of 10 would become 8 of 20).
@@ -18,6 +19,8 @@ import logging
 
 from sqlalchemy import func, select
 
+from app.evaluation import delivery
+from app.evaluation.lifecycle import new_job_id
 from app.extensions import db
 from app.i18n import N_
 from app.jobs import queue
@@ -61,7 +64,7 @@ def request_update(activity: Activity) -> LineItemUpdate | None:
     if not can_update(activity):
         update.status, update.last_error = PushStatus.FAILED, MISSING_SCOPE
         return None
-    queue.mark_push(update)
+    update.job_id = new_job_id()
     return update
 
 
@@ -69,56 +72,45 @@ def can_update(activity: Activity) -> bool:
     return claims.SCOPE_LINEITEM in (activity.ags_scopes or ())
 
 
-def outstanding(activity: Activity) -> LineItemUpdate | None:
-    """The latest update of the activity's column when it has not reached the LMS yet."""
-    latest = db.session.scalar(
-        select(LineItemUpdate)
-        .where(LineItemUpdate.activity_id == activity.id)
-        .order_by(LineItemUpdate.id.desc())
-        .limit(1)
-    )
-    return latest if latest and latest.status != PushStatus.SENT else None
-
-
 def retry(update: LineItemUpdate) -> None:
-    """Teacher action: send a failed update again from a clean slate."""
-    update.status, update.attempts, update.http_status = PushStatus.PENDING, 0, None
-    update.last_error = None
+    """Teacher action: send an update again from a clean slate, failed or still retrying."""
     if not can_update(update.activity):
         update.status, update.last_error = PushStatus.FAILED, MISSING_SCOPE
         db.session.commit()
         return
-    queue.enqueue_push(update)
+    update.http_status = None
+    delivery.resend(update)
 
 
-def send(update_id: int) -> None:
-    """Deliver one update (the body of its job). Safe to run twice; retried and recorded as
-    :func:`app.lti.passback.send` does."""
-    update = db.session.get(LineItemUpdate, update_id)
-    if update is None or update.status != PushStatus.PENDING:
-        return
-    activity = update.activity
-    update.attempts += 1
-    try:
-        if not can_update(activity):
-            raise AgsError(MISSING_SCOPE, retryable=False)
-        if not activity.lineitem_url:
-            raise AgsError("the activity has no gradebook column", retryable=False)
-        with passback.ags_client(activity) as client:
-            before, after = client.update_lineitem(
-                activity.lineitem_url,
-                label=activity.title or "Evaluaitor",
-                score_maximum=activity.max_score,
+class ColumnSender:
+    """Delivers column updates (app.evaluation.delivery retries them); once the column's
+    maximum changed, the released grades follow on the new maximum."""
+
+    def overtaken(self, update: LineItemUpdate) -> bool:
+        return False  # a newer update supersedes this one when it is requested
+
+    def send(self, update: LineItemUpdate) -> None:
+        activity = update.activity
+        try:
+            if not can_update(activity):
+                raise AgsError(MISSING_SCOPE, retryable=False)
+            if not activity.lineitem_url:
+                raise AgsError("the activity has no gradebook column", retryable=False)
+            with passback.ags_client(activity) as client:
+                before, after = client.update_lineitem(
+                    activity.lineitem_url,
+                    label=activity.title or "Evaluaitor",
+                    score_maximum=activity.max_score,
+                )
+        except AgsError as exc:
+            raise passback.failure(exc) from exc
+        update.http_status = 200
+        old, new = before.get("scoreMaximum"), after.get("scoreMaximum", activity.max_score)
+        if old != new:
+            resent = resend_released_grades(activity)
+            log.info(
+                "column of activity %s now out of %s; %s grades resent", activity.id, new, resent
             )
-    except AgsError as exc:
-        passback.record_failure(update, exc)
-        return
-    update.status, update.http_status, update.last_error = PushStatus.SENT, 200, None
-    db.session.commit()
-    old, new = before.get("scoreMaximum"), after.get("scoreMaximum", activity.max_score)
-    if old != new:
-        resent = resend_released_grades(activity)
-        log.info("column of activity %s now out of %s; %s grades resent", activity.id, new, resent)
 
 
 def resend_released_grades(activity: Activity) -> int:

@@ -29,20 +29,21 @@ from datetime import UTC, datetime, timedelta
 from flask import current_app
 from sqlalchemy import func, select
 
+from app.evaluation import delivery
+from app.evaluation.lifecycle import new_job_id
 from app.extensions import db, redis_connection
 from app.i18n import N_
-from app.jobs import queue
 from app.lti import keys
 from app.lti.ags import AgsClient, AgsError
 from app.models import (
     Activity,
     Grade,
+    JobStatus,
     LineItemUpdate,
     LtiUser,
     PushStatus,
     ScorePush,
     Submission,
-    SubmissionStatus,
 )
 from app.models.base import as_utc
 from app.text import clean_text
@@ -74,7 +75,7 @@ def publish_grade(submission: Submission) -> ScorePush | None:
 
 
 def retry(push: ScorePush) -> None:
-    """Teacher action: send a failed push again from a clean slate.
+    """Teacher action: send a push again from a clean slate, failed or still retrying.
 
     After a 404 the column is gone: the teacher asking to resend is the consent to put it
     back, so when the platform lets us (``lineitems``) the dead URL is dropped and the column
@@ -83,89 +84,58 @@ def retry(push: ScorePush) -> None:
     activity = push.activity
     if push.http_status == 404 and activity.lineitems_url:
         activity.lineitem_url = None
-    push.status, push.attempts, push.last_error, push.job_id = PushStatus.PENDING, 0, None, None
-    db.session.commit()
-    queue.enqueue_push(push)
+    delivery.resend(push)
 
 
 def _new_push(submission: Submission, kind: str) -> ScorePush | None:
     if not submission.activity.has_ags:
         return None
     push = ScorePush(activity=submission.activity, user=submission.user, submission=submission)
-    push.kind, push.status = kind, PushStatus.PENDING
+    push.kind, push.status, push.job_id = kind, PushStatus.PENDING, new_job_id()
     db.session.add(push)
-    queue.mark_push(push)
     return push
 
 
-def send(push_id: int) -> None:
-    """Deliver one push (the body of the passback job). Safe to run twice.
+class ScoreSender:
+    """Delivers score pushes (app.evaluation.delivery retries them)."""
 
-    Raises :class:`AgsError` for a failure worth retrying while attempts remain, so that RQ
-    schedules the next try; otherwise the outcome is recorded on the row.
-    """
-    push = db.session.get(ScorePush, push_id)
-    if push is None or push.status != PushStatus.PENDING:
-        return
-    if _overtaken(push):
-        push.status = PushStatus.SUPERSEDED
-        db.session.commit()
-        return
-    submission = push.submission
-    activity = submission.activity
-    push.attempts += 1
-    try:
-        with ags_client(activity) as client:
-            lineitem_url, maximum = _resolve_lineitem(client, activity)
-            push.sent_timestamp = _next_timestamp(push)
-            db.session.commit()  # before sending: the platform may keep it even if we time out
-            score = _score_payload(push, submission, maximum)
-            client.post_score(lineitem_url, score)
-    except AgsError as exc:
-        record_failure(push, exc)
-        return
-    push.status = PushStatus.SENT
-    push.http_status = 200
-    push.last_error = None
-    push.score_given = score.get("scoreGiven")
-    db.session.commit()
+    def overtaken(self, push: ScorePush) -> bool:
+        """A newer push for the student already went out: this one would roll it back."""
+        newer = db.session.scalar(
+            select(func.count(ScorePush.id)).where(
+                ScorePush.activity_id == push.activity_id,
+                ScorePush.user_id == push.user_id,
+                ScorePush.id > push.id,
+                ScorePush.status == PushStatus.SENT,
+            )
+        )
+        return bool(newer)
+
+    def send(self, push: ScorePush) -> None:
+        submission = push.submission
+        activity = submission.activity
+        try:
+            with ags_client(activity) as client:
+                lineitem_url, maximum = _resolve_lineitem(client, activity)
+                push.sent_timestamp = _next_timestamp(push)
+                db.session.commit()  # before sending: the platform may keep it if we time out
+                score = _score_payload(push, submission, maximum)
+                client.post_score(lineitem_url, score)
+        except AgsError as exc:
+            raise failure(exc) from exc
+        push.http_status = 200
+        push.score_given = score.get("scoreGiven")
 
 
-def record_failure(row: ScorePush | LineItemUpdate, exc: AgsError) -> None:
-    """Store a failed attempt; re-raise it while RQ should try again (then the row stays
-    pending), else mark the row failed for the teacher page."""
-    row.http_status = exc.status
-    row.last_error = _explain(exc)
-    max_attempts = 1 + len(current_app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"])
-    will_retry = exc.retryable and row.attempts < max_attempts
-    if not will_retry:
-        row.status = PushStatus.FAILED
-    db.session.commit()
-    log.warning("%s %s attempt %s failed: %s", row.__tablename__, row.id, row.attempts, exc)
-    if will_retry:
-        raise exc
-
-
-def _explain(exc: AgsError) -> str:
+def failure(exc: AgsError) -> delivery.DeliveryFailed:
+    """An AGS error as a failed delivery, explained for the teacher page."""
+    message = str(exc)
     if exc.status == 404:
         message = N_(
             "The LMS no longer has this grade column (it may have been deleted). "
             "Details: %(details)s"
-        )
-        return message % {"details": exc}
-    return str(exc)
-
-
-def _overtaken(push: ScorePush) -> bool:
-    newer = db.session.scalar(
-        select(func.count(ScorePush.id)).where(
-            ScorePush.activity_id == push.activity_id,
-            ScorePush.user_id == push.user_id,
-            ScorePush.id > push.id,
-            ScorePush.status == PushStatus.SENT,
-        )
-    )
-    return bool(newer)
+        ) % {"details": exc}
+    return delivery.DeliveryFailed(message, status=exc.status, retryable=exc.retryable)
 
 
 def ags_client(activity: Activity) -> AgsClient:
@@ -187,8 +157,6 @@ def _resolve_lineitem(client: AgsClient, activity: Activity) -> tuple[str, float
     Also refreshes ``activity.max_score`` from the line item, unless the teacher's new
     maximum is still on its way to the column (see :mod:`app.lti.lineitem_sync`).
     """
-    from app.lti import lineitem_sync  # it builds on this module
-
     if activity.lineitem_url:
         item = client.get_lineitem(activity.lineitem_url)
     else:
@@ -204,10 +172,22 @@ def _resolve_lineitem(client: AgsClient, activity: Activity) -> tuple[str, float
     maximum = item.get("scoreMaximum") if isinstance(item, dict) else None
     if not isinstance(maximum, int | float) or maximum <= 0:
         maximum = activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"]
-    elif lineitem_sync.outstanding(activity) is None:
+    elif outstanding(activity) is None:
         activity.max_score = float(maximum)
     db.session.commit()
     return activity.lineitem_url, float(maximum)
+
+
+def outstanding(activity: Activity) -> LineItemUpdate | None:
+    """The latest update of the activity's column when it has not reached the LMS yet
+    (app.lti.lineitem_sync): until it has, the column's maximum is not the activity's."""
+    latest = db.session.scalar(
+        select(LineItemUpdate)
+        .where(LineItemUpdate.activity_id == activity.id)
+        .order_by(LineItemUpdate.id.desc())
+        .limit(1)
+    )
+    return latest if latest and latest.status != PushStatus.SENT else None
 
 
 def sync_max_score(activity: Activity) -> None:
@@ -255,7 +235,7 @@ def is_releasable(submission: Submission) -> bool:
     its score for the teacher, even when the model gave one."""
     grade = submission.grade
     return (
-        submission.status == SubmissionStatus.GRADED
+        submission.job.status == JobStatus.COMPLETED
         and grade is not None
         and grade.is_released
         and grade.effective_normalized is not None

@@ -1,15 +1,14 @@
 """Database models, one module per area; imported here so Alembic sees every table."""
 
-from app.models.evaluations import Evaluation, EvaluationStatus
+from app.models.evaluations import Evaluation
+from app.models.jobs import Callback, GradingJob, JobStatus, PushStatus
 from app.models.lti import Activity, Course, Deployment, LtiUser, Platform
 from app.models.submissions import (
     AuditEvent,
     Grade,
     LineItemUpdate,
-    PushStatus,
     ScorePush,
     Submission,
-    SubmissionStatus,
 )
 from app.models.tenants import ApiToken, Organization
 
@@ -17,11 +16,13 @@ __all__ = [
     "Activity",
     "ApiToken",
     "AuditEvent",
+    "Callback",
     "Course",
     "Deployment",
     "Evaluation",
-    "EvaluationStatus",
     "Grade",
+    "GradingJob",
+    "JobStatus",
     "LineItemUpdate",
     "LtiUser",
     "Organization",
@@ -29,5 +30,4 @@ __all__ = [
     "PushStatus",
     "ScorePush",
     "Submission",
-    "SubmissionStatus",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, Integer, String, Text
+from sqlalchemy import DateTime
 from sqlalchemy.orm import Mapped, mapped_column
 
 
@@ -24,26 +24,3 @@ class Timestamped:
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow
     )
-
-
-class StoredUpload:
-    """A file someone uploaded for grading, its extracted text, and the grading's progress.
-
-    Shared by LTI submissions and REST API evaluations, which are graded the same way.
-    """
-
-    progress_step: Mapped[int] = mapped_column(Integer, default=0)
-    progress_total: Mapped[int] = mapped_column(Integer, default=0)
-    progress_message: Mapped[str] = mapped_column(String(300), default="")
-
-    original_filename: Mapped[str] = mapped_column(String(255))
-    kind: Mapped[str] = mapped_column(String(20))
-    size_bytes: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String(64))
-    #: Relative to the data directory, under a folder of the tenant's.
-    storage_path: Mapped[str] = mapped_column(String(1000))
-    extracted_text: Mapped[str | None] = mapped_column(Text)
-
-    def set_progress(self, step: int, total: int, message: str) -> None:
-        self.progress_step, self.progress_total = step, total
-        self.progress_message = message[:300]

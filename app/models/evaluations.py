@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from enum import StrEnum
-
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Float, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.models.base import StoredUpload, Timestamped
+from app.models.base import Timestamped
+from app.models.jobs import Callback, GradingJob, ShowsJob
 from app.models.tenants import Organization
 
 
-class EvaluationStatus(StrEnum):
-    QUEUED = "queued"
-    PROCESSING = "processing"
-    COMPLETED = "completed"
-    NEEDS_REVIEW = "needs_review"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-
-class Evaluation(StoredUpload, Timestamped, db.Model):
-    """One file graded for an organization; addressed by its unguessable ``code``."""
+class Evaluation(ShowsJob, Timestamped, db.Model):
+    """A file an organization sent through the REST API: the API side of a grading job (the
+    file, status, progress and result are the job's, app.models.jobs). The client knows it by
+    its unguessable ``code``; it says how to grade, since the API has no activity."""
 
     __tablename__ = "evaluation"
 
@@ -31,9 +22,6 @@ class Evaluation(StoredUpload, Timestamped, db.Model):
     code: Mapped[str] = mapped_column(String(64), unique=True)
     organization_id: Mapped[int] = mapped_column(
         ForeignKey("organization.id", ondelete="CASCADE"), index=True
-    )
-    status: Mapped[EvaluationStatus] = mapped_column(
-        String(20), default=EvaluationStatus.QUEUED, index=True
     )
     plugin_name: Mapped[str] = mapped_column(String(100))
     plugin_params: Mapped[dict] = mapped_column(JSON, default=dict)
@@ -46,18 +34,13 @@ class Evaluation(StoredUpload, Timestamped, db.Model):
     client_reference: Mapped[str] = mapped_column(String(255), default="", index=True)
     #: The client's own data, returned as given (``metadata`` is reserved by SQLAlchemy).
     client_metadata: Mapped[dict] = mapped_column(JSON, default=dict)
-
-    result: Mapped[dict | None] = mapped_column(JSON)
-    error_message: Mapped[str | None] = mapped_column(Text)
-    job_id: Mapped[str | None] = mapped_column(String(100))
-    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-
+    #: Where to tell the client that the evaluation finished (its delivery: ``callback``).
     callback_url: Mapped[str | None] = mapped_column(String(1000))
-    #: ``pending``, ``sent`` or ``failed``; None when there is no callback.
-    callback_status: Mapped[str | None] = mapped_column(String(20))
-    callback_attempts: Mapped[int] = mapped_column(Integer, default=0)
-    callback_error: Mapped[str | None] = mapped_column(Text)
 
     organization: Mapped[Organization] = relationship()
+    job: Mapped[GradingJob] = relationship(
+        back_populates="evaluation", cascade="all, delete-orphan", single_parent=True
+    )
+    callback: Mapped[Callback | None] = relationship(
+        back_populates="evaluation", cascade="all, delete-orphan"
+    )

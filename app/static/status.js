@@ -4,9 +4,9 @@
   var section = document.querySelector("section.status");
   var t = window.evaluaitorTranslator(section || document.getElementById("upload-form"));  // see i18n.js
   var labels = {
-    received: "Received, waiting for the grading queue",
-    queued: "Queued for grading",
-    processing: "Being graded"
+    pending: "Waiting in the grading queue",
+    processing: "Being graded",
+    waiting: "Waiting for the grading service, which is busy or unreachable; it will be tried again automatically."
   };
 
   function poll() {

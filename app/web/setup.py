@@ -29,9 +29,9 @@ from app.extensions import db
 from app.extract.kinds import KIND_BY_EXTENSION
 from app.grading import registry
 from app.grading.rubric import RubricError
-from app.lti import deep_linking, lineitem_sync
+from app.lti import deep_linking, lineitem_sync, passback
 from app.lti.session import LaunchSession, load
-from app.models import Activity, Deployment, LineItemUpdate, Platform, PushStatus
+from app.models import Activity, Deployment, LineItemUpdate, Platform
 from app.web import setup_form
 
 bp = Blueprint("setup", __name__, url_prefix="/l/<token>")
@@ -92,9 +92,11 @@ def save_settings(token: str):
 def retry_column_update(token: str):
     """Send the activity's title and maximum to its LMS gradebook column again."""
     activity = _staff_activity(token)[1]
-    update = lineitem_sync.outstanding(activity)
-    if update is None or update.status != PushStatus.FAILED:
-        raise Forbidden(_("Only a failed update of the gradebook column can be retried."))
+    update = passback.outstanding(activity)
+    if update is None or not update.resendable:
+        raise Forbidden(
+            _("Only a failed or retrying update of the gradebook column can be sent again.")
+        )
     lineitem_sync.retry(update)
     return redirect(url_for("web.activity", token=token), code=303)
 
@@ -144,7 +146,7 @@ def upload_kinds(activity: Activity) -> str:
 @bp.app_template_global()
 def column_update(activity: Activity) -> LineItemUpdate | None:
     """For the teacher page: a change of title or maximum the LMS column does not have yet."""
-    return lineitem_sync.outstanding(activity)
+    return passback.outstanding(activity)
 
 
 @bp.app_template_global()

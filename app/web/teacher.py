@@ -21,7 +21,7 @@ from app.extensions import db
 from app.grading import registry
 from app.lti import nrps, passback
 from app.lti.session import LaunchSession
-from app.models import Activity, PushStatus, ScorePush, Submission, SubmissionStatus
+from app.models import Activity, JobStatus, ScorePush, Submission
 from app.text import clean_name
 from app.web.blueprint import activity_submission, bp, safe_return_url, staff_session
 
@@ -51,7 +51,7 @@ def teacher_page(token: str, session: LaunchSession, activity: Activity):
     sort = args.get("sort", "name") if args.get("sort") in gradebook.SORTS else "name"
     descending = args.get("order") == "desc"
     status = args.get("status", "")
-    statuses = [s.value for s in SubmissionStatus] + [gradebook.NO_SUBMISSION]
+    statuses = [s.value for s in gradebook.STATUSES] + [gradebook.NO_SUBMISSION]
     status = status if status in statuses else ""
     return render_template(
         "teacher.html",
@@ -170,7 +170,7 @@ def retry_grading(token: str, submission_id: int):
     """The class list's "grade again" button: a regrade with the activity's settings."""
     session = staff_session(token)
     submission = activity_submission(session, submission_id)
-    if submission.status not in (SubmissionStatus.FAILED, SubmissionStatus.NEEDS_REVIEW):
+    if submission.job.status not in (JobStatus.FAILED, JobStatus.NEEDS_REVIEW):
         raise Forbidden(_l("Only failed or held submissions can be graded again."))
     review.regrade(submission, session.user_id)
     return redirect(url_for("web.activity", token=token, done="regrading"), code=303)
@@ -191,8 +191,8 @@ def retry_push(token: str, push_id: int):
     push = db.session.get(ScorePush, push_id)
     if push is None or push.activity_id != session.activity_id:
         raise NotFound()
-    if push.status != PushStatus.FAILED:
-        raise Forbidden(_l("Only failed gradebook updates can be retried."))
+    if not push.resendable:
+        raise Forbidden(_l("Only failed or retrying gradebook updates can be sent again."))
     passback.retry(push)
     return redirect(url_for("web.activity", token=token), code=303)
 

@@ -23,7 +23,8 @@ from app.errors import FileTooLarge, Forbidden, SessionExpired, UploadError
 from app.extensions import db
 from app.i18n import localize
 from app.lti.session import LaunchSession, load
-from app.models import Activity, Grade, LtiUser, Submission, SubmissionStatus
+from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
+from app.models.base import as_utc
 from app.web.blueprint import bp, safe_return_url
 from app.web.teacher import teacher_page
 
@@ -93,16 +94,18 @@ def status(token: str):
         select(
             Submission.id,
             Submission.attempt,
-            Submission.status,
-            Submission.progress_step,
-            Submission.progress_total,
-            Submission.progress_message,
-            Submission.error_message,
-            Grade.score,
-            Grade.scale,
+            GradingJob.status,
+            GradingJob.progress_step,
+            GradingJob.progress_total,
+            GradingJob.progress_message,
+            GradingJob.error_message,
+            GradingJob.retry_at,
+            GradingJob.score,
+            GradingJob.scale,
             Grade.override_score,
             Grade.released_at,
         )
+        .join(GradingJob, GradingJob.submission_id == Submission.id)
         .outerjoin(Grade, Grade.submission_id == Submission.id)
         .where(
             Submission.activity_id == session.activity_id,
@@ -114,7 +117,7 @@ def status(token: str):
     if row is None:
         return jsonify(submission=None)
     state = student_status(row.status, row.released_at is not None)
-    released = state == SubmissionStatus.GRADED
+    released = state == JobStatus.COMPLETED
     score = row.override_score if row.override_score is not None else row.score
     return jsonify(
         submission={
@@ -126,18 +129,19 @@ def status(token: str):
             "total": row.progress_total,
             "message": localize(row.progress_message),
             "error": localize(row.error_message),
-            "held": row.status == SubmissionStatus.GRADED and not released,
+            "held": row.status == JobStatus.COMPLETED and not released,
+            "retry_at": as_utc(row.retry_at).isoformat() if row.retry_at else None,
             "score": score if released else None,
             "scale": row.scale if released else None,
         }
     )
 
 
-def student_status(status: str, is_released: bool) -> SubmissionStatus:
+def student_status(status: str, is_released: bool) -> JobStatus:
     """What the student is told: a held grade is one their teacher still has to review."""
-    state = SubmissionStatus(status)
-    if state == SubmissionStatus.GRADED and not is_released:
-        return SubmissionStatus.NEEDS_REVIEW
+    state = JobStatus(status)
+    if state == JobStatus.COMPLETED and not is_released:
+        return JobStatus.NEEDS_REVIEW
     return state
 
 
@@ -148,7 +152,7 @@ class PastAttempt:
     attempt: int
     filename: str
     submitted: datetime
-    state: SubmissionStatus
+    state: JobStatus
     score: float | None
     scale: float | None
 
@@ -159,14 +163,15 @@ _HISTORY = (
     select(
         Submission.id,
         Submission.attempt,
-        Submission.original_filename,
+        GradingJob.original_filename,
         Submission.created_at,
-        Submission.status,
-        Grade.score,
+        GradingJob.status,
+        GradingJob.score,
         Grade.override_score,
-        Grade.scale,
+        GradingJob.scale,
         Grade.released_at,
     )
+    .join(GradingJob, GradingJob.submission_id == Submission.id)
     .outerjoin(Grade, Grade.submission_id == Submission.id)
     .where(Submission.activity_id == bindparam("activity"), Submission.user_id == bindparam("user"))
     .order_by(Submission.attempt.desc())
@@ -179,7 +184,7 @@ def _history(activity_id: int, user_id: int) -> tuple[list[PastAttempt], int | N
     history = []
     for row in rows:
         state = student_status(row.status, row.released_at is not None)
-        shown = state == SubmissionStatus.GRADED
+        shown = state == JobStatus.COMPLETED
         score = row.override_score if row.override_score is not None else row.score
         history.append(
             PastAttempt(
@@ -199,7 +204,11 @@ def _student_page(
 ):
     history, latest_id = _history(activity.id, session.user_id)
     latest = (
-        db.session.get(Submission, latest_id, options=[joinedload(Submission.grade)])
+        db.session.get(
+            Submission,
+            latest_id,
+            options=[joinedload(Submission.job), joinedload(Submission.grade)],
+        )
         if latest_id is not None
         else None
     )

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 
+from app.evaluation import sweeper
 from app.extensions import db, redis_connection
 from app.jobs import queue
 from app.models import Evaluation
@@ -58,12 +59,12 @@ def test_a_callback_redis_lost_is_sent_by_the_sweeper(tenant, llm, receiver):
     code = submit(tenant.client, callback_url=url).json()["job_code"]
     run_jobs(queue.GRADING)  # graded; its callback job waits in Redis...
     redis_connection().flushdb()  # ...which loses it
-    assert stored(code).callback_status == "pending"
-    assert queue.requeue_stale(timedelta(seconds=-1)) == 1
+    assert stored(code).callback.status == "pending"
+    assert sweeper.sweep(timedelta(seconds=-1)) == 1
     run_jobs()
     assert [json.loads(body)["job_code"] for _, body in server.received] == [code]
-    assert stored(code).callback_status == "sent"
-    assert queue.requeue_stale(timedelta(seconds=-1)) == 0  # nothing left to resend
+    assert stored(code).callback.status == "sent"
+    assert sweeper.sweep(timedelta(seconds=-1)) == 0  # nothing left to resend
 
 
 def test_failed_and_cancelled_evaluations_are_posted_too(tenant, receiver):
@@ -87,7 +88,7 @@ def test_a_server_error_is_retried_until_it_answers(tenant, llm, receiver):
     run_jobs()
     assert len(server.received) == 3
     row = stored(code)
-    assert row.callback_status == "sent" and row.callback_attempts == 3
+    assert row.callback.status == "sent" and row.callback.attempts == 3
     # Each attempt is signed afresh, and the body is the same every time.
     assert len({body for _, body in server.received}) == 1
 
@@ -100,8 +101,8 @@ def test_a_callback_that_keeps_failing_is_recorded(tenant, llm, receiver):
     run_jobs()
     row = stored(code)
     assert len(server.received) == 3  # the first attempt and two retries
-    assert row.callback_status == "failed" and row.callback_attempts == 3
-    assert "HTTP 500" in row.callback_error
+    assert row.callback.status == "failed" and row.callback.attempts == 3
+    assert "HTTP 500" in row.callback.last_error
     assert row.status == "completed"  # the grade itself is not affected
 
 
@@ -112,8 +113,8 @@ def test_a_callback_that_hangs_times_out_and_is_recorded(tenant, llm, receiver):
     code = submit(tenant.client, callback_url=url).json()["job_code"]
     run_jobs()
     row = stored(code)
-    assert row.callback_status == "failed" and row.callback_attempts == 3
-    assert "timed out" in row.callback_error.lower()
+    assert row.callback.status == "failed" and row.callback.attempts == 3
+    assert "timed out" in row.callback.last_error.lower()
 
 
 @pytest.mark.parametrize(
@@ -148,8 +149,8 @@ def test_the_address_is_checked_again_before_each_attempt(app, tenant, llm, rece
     run_jobs()
     assert server.received == []
     row = stored(code)
-    assert row.callback_status == "failed" and "private" in row.callback_error
-    assert "127.0.0.1" not in row.callback_error  # the client is not told our addresses
+    assert row.callback.status == "failed" and "private" in row.callback.last_error
+    assert "127.0.0.1" not in row.callback.last_error  # the client is not told our addresses
 
 
 def test_an_organization_without_a_callback_secret_cannot_ask_for_callbacks(tenant, receiver):

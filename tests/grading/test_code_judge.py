@@ -17,7 +17,7 @@ POSITIVE_ONLY = "a, b = map(int, input().split())\nprint(abs(a) + abs(b))\n"
 
 
 def grade(source: str, filename: str = "add.py", **params):
-    job = runner.Job(
+    job = runner.Job.for_text(
         plugin="code_judge",
         text=source,
         filename=filename,

@@ -106,7 +106,7 @@ def test_unreadable_graders_send_the_work_to_a_teacher(fake_llm, session):
 
 def test_without_a_model_the_ensemble_says_grading_was_skipped():
     plugin = Ensemble()
-    job = runner.Job(
+    job = runner.Job.for_text(
         plugin="ensemble", text=CODE, filename="SumCalculator.java", kind="code",
         instructions="", max_score=10, params={"models": ["g", "e"]},
     )  # fmt: skip
@@ -127,7 +127,7 @@ JAVA = Path(__file__).parent.parent / "policy" / "java"
 
 
 def java_job(name: str, **params) -> runner.Job:
-    return runner.Job(
+    return runner.Job.for_text(
         plugin="ensemble",
         text=(JAVA / name).read_text(),
         filename="SumCalculator.java",

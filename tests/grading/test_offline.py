@@ -51,7 +51,7 @@ def test_grades_each_file_and_prints_json_lines(run, fake_llm, tmp_path):
     assert [line["status"] for line in lines] == ["graded", "graded", "failed"]
     first = lines[0]
     assert first["file"].endswith("a.txt")
-    assert (first["score"], first["max_score"], first["normalized"]) == (8, 10, 0.8)
+    assert (first["score"], first["scale"], first["normalized"]) == (8, 10, 0.8)
     assert set(first) >= {"flags", "criteria", "feedback", "error"}
     assert "damaged" in lines[2]["error"]
     assert "Explain photosynthesis." in fake_llm.requests[0]["messages"][1]["content"]

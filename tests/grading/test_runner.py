@@ -18,7 +18,7 @@ def job(text: str = ESSAY, **changes) -> runner.Job:
         "max_score": 10,
         "names": ["Ana Pérez"],
     }
-    return runner.Job(**(values | changes))
+    return runner.Job.for_text(**(values | changes))
 
 
 def test_personal_data_never_reaches_the_model(fake_llm, session):

@@ -56,7 +56,7 @@ def graded_upload(browser, fake: FakePlatform, live_tool: str) -> None:
     page = open_activity(browser, fake, live_tool)
     assert upload(browser, page, "essay.txt", ESSAY.encode()).status_code == 303
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
 
 
 def platform_id(fake: FakePlatform) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from app import tenants
 from app.extensions import db
-from app.models import Evaluation, Platform, Submission
+from app.models import Evaluation, GradingJob, Platform, Submission
 from app.text import clean_filename, clean_name, clean_text
 from tests.api.conftest import make_tenant, submit
 from tests.conftest import run_jobs
@@ -115,7 +115,7 @@ def test_stored_names_from_before_are_shown_clean(browser, platform, llm, live_t
     llm.set_default("Final score: 8/10")
     page = open_activity(browser, platform, live_tool)
     upload(browser, page, "essay.pdf", pdf_bytes())
-    db.session.query(Submission).update({"original_filename": FILENAME})
+    db.session.query(GradingJob).update({"original_filename": FILENAME})
     db.session.commit()
     submission = db.session.query(Submission).one()
     student_page = browser.get(page).text
@@ -131,7 +131,7 @@ def test_the_api_stores_and_lists_the_clean_file_name(live_tool):
         response = submit(tenant.client, FILENAME, pdf_bytes())
         assert response.status_code == 202, response.text
         assert db.session.query(Evaluation).one().original_filename == SAFE_FILENAME
-        db.session.query(Evaluation).update({"original_filename": f"old{RLO}fdp.exe"})
+        db.session.query(GradingJob).update({"original_filename": f"old{RLO}fdp.exe"})
         db.session.commit()
         listed = tenant.client.get("/evaluations").json()
     assert hidden(json.dumps(listed, ensure_ascii=False)) == set()

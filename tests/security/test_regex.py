@@ -86,7 +86,7 @@ def regex(pattern: str, **options: Any) -> dict:
 def grade(tree: dict, text: str) -> tuple[str, float | None, list[tuple[str, str]]]:
     """The worker's grading path (runner: settings validated, text cleaned and masked, strategy
     run) without a model; the outcome, score and each test's verdict and reason."""
-    job = runner.Job(
+    job = runner.Job.for_text(
         plugin="criteria_tree",
         text=text,
         filename="essay.txt",
@@ -226,7 +226,7 @@ def test_a_stored_activity_pattern_the_engine_refuses_stops_grading_with_the_rea
     run_jobs()
     state = status(browser, page)
     assert state["status"] == "failed" and state["score"] is None
-    assert "grading settings need fixing by a teacher" in state["error"]
+    assert "grading settings need fixing" in state["error"]
     assert repr(LEGACY) in state["error"] and "a backreference \\1" in state["error"]
     assert all("scoreGiven" not in score for score in platform.scores)
 
@@ -238,7 +238,7 @@ def test_a_stored_activity_pattern_the_engine_refuses_stops_grading_with_the_rea
     retried = browser.post(f"{teacher}submissions/{latest_submission().id}/retry")
     assert retried.status_code == 303
     run_jobs()
-    assert status(browser, page)["status"] == "graded"
+    assert status(browser, page)["status"] == "completed"
 
 
 def test_a_stored_api_evaluation_pattern_the_engine_refuses_fails_with_the_reason(tenant):
@@ -250,7 +250,7 @@ def test_a_stored_api_evaluation_pattern_the_engine_refuses_fails_with_the_reaso
     run_jobs()
     state = tenant.client.get(f"/evaluations/{code['job_code']}/status").json()
     assert state["status"] == "failed"
-    assert "settings are not usable" in state["error_message"]
+    assert "grading settings need fixing" in state["error_message"]
     assert repr(LEGACY) in state["error_message"]
     assert "a backreference \\1" in state["error_message"]
 

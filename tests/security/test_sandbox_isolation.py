@@ -27,7 +27,7 @@ from redis import Redis
 
 from app.extensions import db
 from app.judge.sandbox import Limits, SandboxResult, SandboxUnavailable, run_sandboxed
-from app.models import Grade, SubmissionStatus
+from app.models import Grade, JobStatus
 from tests.conftest import run_jobs
 from tests.fakes.platform import TEACHER
 from tests.test_core_loop import latest_submission, open_activity, status, upload
@@ -330,8 +330,8 @@ def test_the_teacher_is_told_the_judge_cannot_run_and_the_student_waits(
     upload(browser, page, "add.py", b"a, b = map(int, input().split())\nprint(a + b)\n")
     run_jobs()
     submission = latest_submission()
-    assert submission.status == SubmissionStatus.NEEDS_REVIEW, submission.error_message
-    assert submission.error_message.startswith(UNAVAILABLE)
+    assert submission.status == JobStatus.NEEDS_REVIEW, submission.error_message
+    assert submission.review_reason.startswith(UNAVAILABLE)
     assert submission.grade.score is None
     student_page = browser.get(page).text
     assert "Waiting for your teacher" in student_page and "bubblewrap" not in student_page
@@ -353,10 +353,10 @@ def test_a_students_program_cannot_read_the_workers_secrets_end_to_end(
     run_jobs()
     db.session.expire_all()
     grade = db.session.query(Grade).one()
-    run = grade.provenance["judge"]["tests"][0]
+    run = grade.result.provenance["judge"]["tests"][0]
     assert run["status"] == "passed", run  # exit 0: no secret byte came out as the status
     assert "/proc/1/environ: 0 bytes" in run["stdout"]  # it did read bwrap's environment
-    stored = json.dumps([grade.provenance, grade.criteria, grade.feedback])
+    stored = json.dumps([grade.result.provenance, grade.result.criteria, grade.result.feedback])
     teacher = open_activity(browser, platform, live_tool, user="3", roles=TEACHER)
     pages = (
         browser.get(teacher).text + browser.get(f"{teacher}submissions/{grade.submission_id}").text

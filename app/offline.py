@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from flask.cli import with_appcontext
 
 from app.extract import ExtractionError, Kind, extract, sniff
 from app.grading import registry, runner
-from app.grading.base import InputFile, Outcome
+from app.grading.base import Assignment, InputFile
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, load_rubric
 from app.llm import LLMError, LLMNotConfiguredError
@@ -72,22 +71,16 @@ def grade_command(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     config = current_app.config
+    assignment = Assignment(
+        max_score=max_score,
+        instructions=instructions,
+        rubric=loaded_rubric,
+        reference=reference_text,
+        model=model,
+    )
 
     def grade_one(path: Path) -> dict[str, Any]:
-        job = runner.Job(
-            plugin=plugin_name,
-            params=parsed,
-            text="",
-            filename=path.name,
-            kind="",
-            instructions=instructions,
-            max_score=max_score,
-            rubric=loaded_rubric,
-            reference=reference_text,
-            model=model,
-            mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
-        )
-        return grade_file(path, job, config, force=force)
+        return grade_file(path, plugin_name, parsed, assignment, config, force=force)
 
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         for line in pool.map(grade_one, paths):
@@ -95,7 +88,15 @@ def grade_command(
             sys.stdout.flush()
 
 
-def grade_file(path: Path, job: runner.Job, config: Any, *, force: bool) -> dict[str, Any]:
+def grade_file(
+    path: Path,
+    plugin: str,
+    params: dict[str, Any] | None,
+    assignment: Assignment,
+    config: Any,
+    *,
+    force: bool,
+) -> dict[str, Any]:
     """One JSON line: never raises, so one bad file does not stop the others."""
     line: dict[str, Any] = {"file": str(path)}
     try:
@@ -105,9 +106,11 @@ def grade_file(path: Path, job: runner.Job, config: Any, *, force: bool) -> dict
     except ExtractionError as exc:
         return line | _failed(exc.user_message)
     document = InputFile(path.name, kind.value, text, path)
-    job = replace(job, text=text, kind=kind.value, files=(document,))
+    mask = bool(config["EVALUAITOR_MASK_PII"])
+    job = runner.Job(plugin, assignment, document, params, mask_pii=mask)
+    model = assignment.model
     try:
-        with llm_session(config, model=job.model, force=force, cache_scope=LOCAL_SCOPE) as llm:
+        with llm_session(config, model=model, force=force, cache_scope=LOCAL_SCOPE) as llm:
             result = runner.grade(job, llm, lambda *_: None)
     except LLMNotConfiguredError:
         return line | _failed("No language model is configured (set EVALUAITOR_LLM_BASE_URL).")
@@ -115,30 +118,11 @@ def grade_file(path: Path, job: runner.Job, config: Any, *, force: bool) -> dict
         return line | _failed(exc.user_message)
     except (PluginError, RubricError) as exc:
         return line | _failed(str(exc))
-    return line | {
-        "score": result.score,
-        "max_score": result.scale,
-        "normalized": result.normalized,
-        "status": "graded" if result.outcome == Outcome.GRADED else "needs_review",
-        "flags": runner.as_dicts(result.flags),
-        "criteria": runner.as_dicts(result.criteria),
-        "feedback": result.feedback,
-        "error": result.error,
-        "provenance": result.provenance,
-    }
+    return line | {"status": result.outcome.value, "error": result.error, **result.record()}
 
 
 def _failed(message: str) -> dict[str, Any]:
-    return {
-        "score": None,
-        "max_score": None,
-        "normalized": None,
-        "status": "failed",
-        "flags": [],
-        "criteria": [],
-        "feedback": "",
-        "error": message,
-    }
+    return {"status": "failed", "error": message}
 
 
 def read_document(path: Path) -> str:

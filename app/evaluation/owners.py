@@ -1,0 +1,75 @@
+"""What each side adds to the core, registered by that side when the app is built.
+
+The core calls an :class:`Owner` for what only the owner knows (what the file is graded
+against, whose folder it lives in, what follows a final state) and a :class:`Sender` to
+deliver one message. It never imports the LMS or the API side: they import it and register
+here (app.create_app), so the dependencies point one way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from app.grading.base import Assignment
+from app.models import GradingJob
+from app.models.jobs import Delivery
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What the owner asks for: a strategy with its settings and what the file is graded
+    against; ``names`` are the student's, masked in the text before any model sees it."""
+
+    plugin: str
+    assignment: Assignment
+    params: dict[str, Any] | None = None
+    names: Sequence[str] = field(default_factory=tuple)
+
+
+class Owner(Protocol):
+    def tenant(self, job: GradingJob) -> str:
+        """The tenant's folder (app.tenants): its files and its cached model replies."""
+
+    def brief(self, job: GradingJob) -> Brief:
+        """How to grade it; may read the LMS first (its gradebook column's maximum)."""
+
+    def settle(self, job: GradingJob) -> Sequence[Delivery]:
+        """Called once the job reached a final state, in the transaction that stored it: the
+        owner's own effects, and the deliveries to queue once that transaction commits."""
+
+
+class Sender(Protocol):
+    def overtaken(self, row: Delivery) -> bool:
+        """Whether a newer message made this one pointless (it would roll something back)."""
+
+    def send(self, row: Delivery) -> None:
+        """One attempt; raises :class:`app.evaluation.delivery.DeliveryFailed` or anything
+        else on failure (unexpected errors are retried too)."""
+
+
+_owners: dict[str, Owner] = {}
+_senders: dict[str, tuple[type[Delivery], Sender, str]] = {}
+
+
+def register_owner(kind: str, owner: Owner) -> None:
+    """``kind`` is the owner's name as :attr:`GradingJob.owner_kind` gives it."""
+    _owners[kind] = owner
+
+
+def register_sender(model: type[Delivery], sender: Sender, intervals_setting: str) -> None:
+    """``intervals_setting`` names the configured delays between attempts."""
+    _senders[model.__tablename__] = (model, sender, intervals_setting)
+
+
+def owner_of(job: GradingJob) -> Owner:
+    return _owners[job.owner_kind]
+
+
+def sender_for(kind: str) -> tuple[type[Delivery], Sender, str]:
+    return _senders[kind]
+
+
+def delivery_models() -> list[type[Delivery]]:
+    return [model for model, _sender, _setting in _senders.values()]

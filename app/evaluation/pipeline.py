@@ -1,0 +1,224 @@
+"""The grading job: claim a stored file, read it, grade it, store the result.
+
+Safe to run twice and safe to lose: only the RQ job the row names may claim it, every write
+checks that this job still owns the row, and a job that dies at any point leaves a row the
+sweeper hands to another worker. How each failure ends:
+
+- the grading service failing for a moment (429, 5xx, timeout, refused connection): the job
+  waits (``waiting``) and is graded again later, on the configured schedule
+  (EVALUAITOR_LLM_RETRY_SCHEDULE, minutes to hours); only when it runs out is it ``failed``;
+- a file that cannot be read, a model reply that is no use, settings that need a teacher, no
+  model configured: ``failed`` at once, with a message for the people involved;
+- the database itself failing: nothing can be recorded, so the job ends and the sweeper
+  hands the row back once the database answers again;
+- a cancel (API): noticed at the next progress report; the job stops without storing.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from flask import current_app
+from sqlalchemy.exc import OperationalError
+
+from app.catalogue import N_
+from app.evaluation import lifecycle
+from app.evaluation.owners import Owner, owner_of
+from app.extensions import db
+from app.extract import ExtractionError, Kind, extract
+from app.grading import registry, runner
+from app.grading.base import GradingResult, InputFile, Outcome
+from app.grading.registry import PluginError
+from app.grading.rubric import RubricError
+from app.jobs import queue
+from app.llm import LLMError, LLMNotConfiguredError
+from app.llm.errors import (
+    LLMConnectionError,
+    LLMRateLimitError,
+    LLMServerError,
+    LLMTimeoutError,
+)
+from app.models import GradingJob, JobStatus
+from app.models.base import as_utc
+
+log = logging.getLogger(__name__)
+
+#: Failures of the grading service that pass: the job waits and is graded again later.
+TRANSIENT = (LLMRateLimitError, LLMServerError, LLMTimeoutError, LLMConnectionError)
+#: Steps the pipeline reports around the strategy's own: reading the file, saving the result.
+OWN_STEPS = 2
+RUNNING = (JobStatus.PROCESSING,)
+
+NO_LLM_MESSAGE = N_(
+    "No language model is configured, so this file cannot be graded automatically yet. "
+    "It is stored safely; an administrator must set EVALUAITOR_LLM_BASE_URL, then it can be "
+    "graded again."
+)
+MISCONFIGURED = N_("The grading settings need fixing. %(problem)s")
+CRASHED = N_("Grading stopped because of an internal error.")
+WAITING_FOR_SERVICE = N_(
+    "Waiting for the grading service, which is busy or unreachable; it will be tried again "
+    "automatically."
+)
+
+
+class Cancelled(Exception):
+    """The job no longer owns its row: cancelled by the client, or handed to another worker."""
+
+
+def run(job_id: int, token: str | None) -> None:
+    """Grade grading job ``job_id`` as RQ job ``token`` (None when called outside RQ)."""
+    job = db.session.get(GradingJob, job_id)
+    if job is None or not _claim(job, token):
+        return  # finished, cancelled, taken by another worker, or not due yet
+    owner = owner_of(job)
+    try:
+        result = _grade(job, owner, token)
+        status = JobStatus.COMPLETED if result.outcome == Outcome.GRADED else JobStatus.NEEDS_REVIEW
+        _finish(job, owner, token, status, **result.record(), error_message=None)
+    except Cancelled:
+        log.info("grading job %s stopped: cancelled or handed to another worker", job.id)
+    except OperationalError:
+        db.session.rollback()
+        raise  # the database is away: the sweeper hands the row back when it returns
+    except LLMNotConfiguredError as exc:
+        _fail(job, owner, token, NO_LLM_MESSAGE, exc)
+    except TRANSIENT as exc:
+        _wait_or_fail(job, owner, token, exc)
+    except (ExtractionError, LLMError) as exc:
+        log.info("grading job %s failed: %s", job.id, exc)
+        _fail(job, owner, token, exc.user_message, exc)
+    except (PluginError, RubricError) as exc:
+        log.info("grading job %s: settings need fixing: %s", job.id, exc)
+        _fail(job, owner, token, MISCONFIGURED % {"problem": exc}, exc)
+    except Exception as exc:
+        log.exception("grading job %s crashed", job.id)
+        _fail(job, owner, token, CRASHED, exc)
+
+
+def _claim(job: GradingJob, token: str | None) -> bool:
+    """Take the row, if it is in line (or its retry is due) and this RQ job is the one meant
+    to run it. A retry run early (a duplicate job) leaves it waiting."""
+    if job.status == JobStatus.WAITING and job.retry_at and as_utc(job.retry_at) > _now():
+        return False
+    return lifecycle.move(
+        job,
+        (JobStatus.PENDING, JobStatus.WAITING),
+        JobStatus.PROCESSING,
+        token=token,
+        started_at=_now(),
+        retry_at=None,
+        error_message=None,
+        error_details=None,
+    )
+
+
+def _grade(job: GradingJob, owner: Owner, token: str | None) -> GradingResult:
+    config = current_app.config
+    brief = owner.brief(job)
+    total = OWN_STEPS + registry.get(brief.plugin).steps
+
+    def progress(step: int, message: str) -> None:
+        """Report progress, or stop if the row is no longer this job's."""
+        if not lifecycle.move(
+            job,
+            RUNNING,
+            JobStatus.PROCESSING,
+            token=token,
+            progress_step=step,
+            progress_total=total,
+            progress_message=message[:300],
+        ):
+            raise Cancelled()
+
+    progress(1, N_("Reading the file"))
+    path = Path(config["EVALUAITOR_DATA_DIR"]) / job.storage_path
+    if job.extracted_text is None:
+        job.extracted_text = extract(path, Kind(job.kind)).text
+        db.session.commit()
+    document = InputFile(job.original_filename, job.kind, job.extracted_text, path)
+    grading = runner.Job(
+        plugin=brief.plugin,
+        assignment=brief.assignment,
+        document=document,
+        params=brief.params,
+        names=brief.names,
+        mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
+    )
+    result = runner.grade_with_model(
+        grading,
+        config,
+        lambda step, _n, message: progress(1 + step, message),
+        tenant_folder=owner.tenant(job),
+        fresh=job.fresh,
+    )
+    progress(total, N_("Saving the result"))
+    return result
+
+
+def _finish(
+    job: GradingJob, owner: Owner, token: str | None, status: JobStatus, **values: object
+) -> None:
+    """Store the final state and the owner's effects in one transaction, then queue the
+    owner's deliveries. Nothing is stored if the row is no longer this job's."""
+    if not lifecycle.move(job, RUNNING, status, token=token, commit=False, **values):
+        db.session.rollback()
+        raise Cancelled()
+    deliveries = owner.settle(job)
+    db.session.commit()
+    queue.dispatch(*deliveries)
+
+
+def _fail(
+    job: GradingJob, owner: Owner, token: str | None, message: str, exc: BaseException
+) -> None:
+    db.session.rollback()
+    try:
+        _finish(
+            job,
+            owner,
+            token,
+            JobStatus.FAILED,
+            error_message=message,
+            error_details=details(exc),
+        )
+    except Cancelled:
+        log.info("grading job %s failed after it was cancelled or handed on", job.id)
+
+
+def _wait_or_fail(job: GradingJob, owner: Owner, token: str | None, exc: LLMError) -> None:
+    """Grade again later, on the configured schedule; fail once it has run out."""
+    db.session.rollback()
+    schedule = current_app.config["EVALUAITOR_LLM_RETRY_SCHEDULE"]
+    if job.tries >= len(schedule):
+        log.warning("grading job %s: the grading service still fails (%s); giving up", job.id, exc)
+        _fail(job, owner, token, exc.user_message, exc)
+        return
+    delay = schedule[job.tries] * random.uniform(0.9, 1.1)  # nosec B311: jitter, not secrecy
+    log.info("grading job %s: %s; trying again in %.0f s", job.id, exc, delay)
+    lifecycle.move(
+        job,
+        RUNNING,
+        JobStatus.WAITING,
+        token=token,
+        tries=job.tries + 1,
+        retry_at=_now() + timedelta(seconds=delay),
+        progress_message=WAITING_FOR_SERVICE,
+        error_details=details(exc),
+    )
+
+
+def details(exc: BaseException) -> dict[str, object]:
+    """What kind of failure, for administrators and API clients (never a stack trace)."""
+    found: dict[str, object] = {"exception_type": type(exc).__name__}
+    status = getattr(exc, "status_code", None)
+    if status is not None:
+        found["status_code"] = status
+    return found
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,141 @@
+"""The sweeper: the scheduler of retries and the healer of lost work (runs in every worker).
+
+The database is the ledger of work; Redis only holds what to run now. Every few seconds the
+sweeper compares the two and queues, with a new RQ job id, each row that should run and
+that RQ will not run:
+
+- a grading job in line (``pending``) whose RQ job is missing (Redis was down or lost its
+  data), failed (the job died before it claimed the row: "database is locked", a crash in
+  its setup), or finished without grading it;
+- a grading job whose retry is due (``waiting``);
+- a grading job being graded whose worker stopped or died (SIGTERM, OOM killer, a machine
+  lost): handed back to the queue; after :data:`MAX_HANDBACKS` it is failed instead, since
+  it is probably what kills its workers;
+- a pending delivery that is due (its first attempt, or a retry) that RQ does not hold.
+
+Rows younger than ``EVALUAITOR_REQUEUE_AFTER`` seconds are left to the request or job that
+is about to queue them. Two sweepers (two workers) may look at the same row: taking it over
+is a conditional update on its old RQ job id, so only one of them queues it.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import or_, select, update
+
+from app.catalogue import N_
+from app.evaluation import lifecycle
+from app.evaluation.lifecycle import new_job_id
+from app.evaluation.owners import delivery_models, owner_of
+from app.extensions import db
+from app.jobs import queue
+from app.models import GradingJob, JobStatus, PushStatus
+from app.models.jobs import Delivery
+
+log = logging.getLogger(__name__)
+
+#: Times a job may lose its worker before it is failed rather than handed back.
+MAX_HANDBACKS = 5
+HANDED_BACK = N_("Waiting in the grading queue (the previous attempt was interrupted)")
+STOPPED_AGAIN = N_(
+    "Grading stopped again and again before it could finish (the grading worker was stopped "
+    "or ran out of memory). It can be graded again once the cause is fixed."
+)
+
+
+def sweep(older_than: timedelta) -> int:
+    """One round; returns how many rows it queued. Raises if Redis or the database is away
+    (the caller logs it and tries again next round)."""
+    now = datetime.now(UTC)
+    cutoff = now - older_than
+    return _grading(now, cutoff) + sum(
+        _deliveries(model, now, cutoff) for model in delivery_models()
+    )
+
+
+def _grading(now: datetime, cutoff: datetime) -> int:
+    rows = db.session.scalars(
+        select(GradingJob).where(
+            or_(
+                (GradingJob.status == JobStatus.PENDING) & (GradingJob.updated_at < cutoff),
+                (GradingJob.status == JobStatus.WAITING) & (GradingJob.retry_at <= now),
+                (GradingJob.status == JobStatus.PROCESSING) & (GradingJob.updated_at < cutoff),
+            )
+        )
+    ).all()
+    held = queue.held(row.job_id for row in rows if row.job_id)
+    queued = 0
+    for row in rows:
+        if row.job_id in held:
+            continue
+        if row.status == JobStatus.PROCESSING:
+            queued += _hand_back(row)
+        elif _take_over(row):
+            queued += queue.dispatch(row)
+    return queued
+
+
+def _hand_back(job: GradingJob) -> int:
+    """A job whose worker is gone goes back in line (or fails, if it keeps doing that)."""
+    old = job.job_id
+    if job.handbacks >= MAX_HANDBACKS:
+        log.warning("grading job %s lost its worker %s times: failed", job.id, job.handbacks)
+        if lifecycle.move(
+            job,
+            (JobStatus.PROCESSING,),
+            JobStatus.FAILED,
+            token=old,
+            commit=False,
+            error_message=STOPPED_AGAIN,
+            error_details={"exception_type": "WorkerLost"},
+        ):
+            deliveries = owner_of(job).settle(job)
+            db.session.commit()
+            queue.dispatch(*deliveries)
+        else:
+            db.session.rollback()
+        return 0
+    log.info("grading job %s lost its worker: handed back", job.id)
+    moved = lifecycle.move(
+        job,
+        (JobStatus.PROCESSING,),
+        JobStatus.PENDING,
+        token=old,
+        **(lifecycle.queued_values() | {"progress_message": HANDED_BACK}),
+        handbacks=job.handbacks + 1,
+    )
+    return queue.dispatch(job) if moved else 0
+
+
+def _deliveries(model: type[Delivery], now: datetime, cutoff: datetime) -> int:
+    rows = db.session.scalars(
+        select(model).where(
+            model.status == PushStatus.PENDING,
+            or_(
+                model.next_attempt_at <= now,
+                model.next_attempt_at.is_(None) & (model.updated_at < cutoff),
+            ),
+        )
+    ).all()
+    held = queue.held(row.job_id for row in rows if row.job_id)
+    return sum(queue.dispatch(row) for row in rows if row.job_id not in held and _take_over(row))
+
+
+def _take_over(row: GradingJob | Delivery) -> bool:
+    """Give ``row`` a new RQ job id, unless another sweeper just did; committed."""
+    model = type(row)
+    same_job = model.job_id.is_(None) if row.job_id is None else model.job_id == row.job_id
+    values: dict[str, object] = {"job_id": new_job_id()}
+    if isinstance(row, GradingJob):
+        values["enqueued_at"] = datetime.now(UTC)
+    result = db.session.execute(
+        update(model)
+        .where(model.id == row.id, same_job)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    db.session.refresh(row)
+    return result.rowcount == 1
