@@ -45,6 +45,9 @@ from tests.fakes.platform import FakePlatform  # noqa: E402
 
 PHASES = ("launch", "upload", "page", "status")
 USER = "1001"
+#: The student whose page is reloaded: with ``--history`` submissions, not the hundreds of
+#: the upload phase (bench_core.py's students have about 20).
+PAGE_USER = "1002"
 
 
 class Meter:
@@ -143,14 +146,19 @@ def bare_app(tmp: Path, redis_url: str, platform: FakePlatform):
     return importlib.import_module("bare_app").app
 
 
-def phases(app, platform: FakePlatform, document: bytes, bare: bool) -> dict[str, Callable]:
-    """One callable per phase: one request (a launch: the tool's two)."""
+def phases(
+    app, platform: FakePlatform, document: bytes, bare: bool, history: int
+) -> tuple[dict[str, Callable], dict[str, Callable]]:
+    """One callable per phase, each one request (a launch: the tool's two), and what to do,
+    untimed, before a phase."""
     client = app.test_client()
-    page = {"url": ""}
+    page = {"url": "", "user": USER}
 
     def launch() -> None:
         client._cookies.clear()  # one state cookie per login would pile up
-        params = platform.login_params(target_link_uri="http://localhost/lti/launch", user=USER)
+        params = platform.login_params(
+            target_link_uri="http://localhost/lti/launch", user=page["user"]
+        )
         login = client.post("/lti/login", data=params)
         assert login.status_code == 302, login.text[:300]
         _, fields = platform.authorize(dict(parse_qsl(urlsplit(login.headers["Location"]).query)))
@@ -159,7 +167,7 @@ def phases(app, platform: FakePlatform, document: bytes, bare: bool) -> dict[str
         page["url"] = urlsplit(launched.headers["Location"]).path
 
     def upload() -> None:
-        url = f"/upload?user={USER}" if bare else page["url"] + "submissions"
+        url = f"/upload?user={page['user']}" if bare else page["url"] + "submissions"
         response = client.post(url, data={"file": (io.BytesIO(document), "work.pdf")})
         assert response.status_code == 303, response.text[:300]
 
@@ -171,7 +179,14 @@ def phases(app, platform: FakePlatform, document: bytes, bare: bool) -> dict[str
         response = client.get("/status" if bare else page["url"] + "status")
         assert response.status_code == 200, response.text[:300]
 
-    return {"launch": launch, "upload": upload, "page": reload, "status": status}
+    def student_with_history() -> None:
+        page["user"] = PAGE_USER
+        launch()
+        for _ in range(history):
+            upload()
+
+    calls = {"launch": launch, "upload": upload, "page": reload, "status": status}
+    return calls, {"page": student_with_history}
 
 
 def main() -> None:
@@ -182,6 +197,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=40, help="functions shown by --profile")
     parser.add_argument("--callers", default="", help="with --profile: who calls these")
     parser.add_argument("--sql", action="store_true", help="print one request's statements")
+    parser.add_argument("--history", type=int, default=20, help="submissions on the page")
     args = parser.parse_args()
     document = pdf_bytes(padding=1024 * 1024)
     tmp = Path(tempfile.mkdtemp(prefix="evaluaitor-profile-"))
@@ -189,7 +205,7 @@ def main() -> None:
         figures = profile(args, tmp, document)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    report(args.requests, figures)
+    report(args, figures)
 
 
 def profile(args: argparse.Namespace, tmp: Path, document: bytes) -> dict[str, dict]:
@@ -203,15 +219,20 @@ def profile(args: argparse.Namespace, tmp: Path, document: bytes) -> dict[str, d
         }
         meters = {}
         calls = {}
+        prepare = {}
         for name, app in apps.items():
             meters[name] = app.wsgi_app = Meter(app.wsgi_app, redis)
-            calls[name] = phases(app, platform, document, bare=name == "bare")
+            calls[name], prepare[name] = phases(
+                app, platform, document, bare=name == "bare", history=args.history
+            )
         with apps["tool"].app_context():
             event.listen(db.engine, "before_cursor_execute", meters["tool"].on_sql)
         figures = {name: {} for name in apps}
         for phase in PHASES:
             # Alternate in blocks so that drift on a shared machine favours neither app.
             for name in apps:
+                if phase in prepare[name]:
+                    prepare[name][phase]()
                 for _ in range(5):  # first-use caches, lazy imports
                     calls[name][phase]()
                 meters[name].reset()
@@ -248,8 +269,11 @@ def profile(args: argparse.Namespace, tmp: Path, document: bytes) -> dict[str, d
     return figures
 
 
-def report(requests: int, figures: dict[str, dict[str, tuple]]) -> None:
-    print(f"\nInside the app, one request at a time, {requests} requests per phase and app")
+def report(args: argparse.Namespace, figures: dict[str, dict[str, tuple]]) -> None:
+    print(
+        f"\nInside the app, one request at a time, {args.requests} requests per phase and "
+        f"app; the page shows {args.history} submissions"
+    )
     print(
         f"{'phase':<8}{'ms':>8}{'CPU ms':>8}{'SQL':>6}{'Redis':>7}"
         f"{'bare ms':>9}{'bare CPU':>9}{'Redis':>7}{'x ms':>7}{'x CPU':>7}"
