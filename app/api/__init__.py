@@ -2,7 +2,7 @@
 
 JSON in and out, bearer tokens (:mod:`app.api.auth`), errors as
 ``{"error": {"code", "message"}}`` (rendered by :mod:`app.errors`), described by the
-OpenAPI document at ``/openapi.json``.
+OpenAPI document at ``/openapi.json``, versioned by :mod:`app.api.version`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ PREFIXES = ("/database", "/organizations", "/evaluations", "/plugins", "/openapi
 
 
 def init_app(app: Flask) -> None:
+    from app.api import version
     from app.api.views import bp
 
     app.register_blueprint(bp)
     app.extensions["evaluaitor.api_prefixes"] = PREFIXES
+    version.init_app(app)

@@ -28,7 +28,7 @@ from typing import Any
 from flask import current_app
 
 from app import outbound
-from app.api.documents import result_body
+from app.api.documents import result_document
 from app.api.errors import InvalidRequest
 from app.evaluation.delivery import DeliveryFailed
 from app.evaluation.lifecycle import new_job_id
@@ -71,14 +71,13 @@ def prepare(evaluation: Evaluation) -> Callback:
 
 
 def payload(evaluation: Evaluation) -> dict[str, Any]:
-    """The callback body: the job's identity, final status and, if any, its result."""
+    """The callback body: the document ``GET /evaluations/{code}/result`` answers (the
+    same status words and result), with the event's name and the error, if any."""
     return {
         "event": EVENT,
-        "job_code": evaluation.code,
-        "status": str(evaluation.status),
-        "client_reference": evaluation.client_reference,
+        **result_document(evaluation).model_dump(mode="json"),
         "error_message": evaluation.error_message,
-        "result": result_body(evaluation),
+        "error_details": evaluation.job.error_details,
     }
 
 

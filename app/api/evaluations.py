@@ -18,9 +18,10 @@ from redis.exceptions import RedisError
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 from sqlalchemy import Select, func, select
+from sqlalchemy.orm import contains_eager
 
 from app import tenants
-from app.api import callbacks
+from app.api import callbacks, statuses
 from app.api.errors import ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
 from app.api.schemas import ListQuery, SubmissionForm
 from app.evaluation import lifecycle
@@ -171,7 +172,7 @@ def search(organization: Organization, query: ListQuery) -> tuple[int, list[Eval
         select(Evaluation).join(Evaluation.job).where(Evaluation.organization_id == organization.id)
     )
     if query.status is not None:
-        statement = statement.where(GradingJob.status == query.status)
+        statement = statement.where(GradingJob.status.in_(statuses.MATCHES[query.status]))
     if query.client_reference is not None:
         statement = statement.where(Evaluation.client_reference == query.client_reference)
     if query.created_after is not None:
@@ -181,13 +182,17 @@ def search(organization: Organization, query: ListQuery) -> tuple[int, list[Eval
     total = db.session.scalar(select(func.count()).select_from(statement.subquery()))
     column = {
         "created_at": Evaluation.created_at,
+        "processing_completed_at": GradingJob.finished_at,
         "finished_at": GradingJob.finished_at,
         "status": GradingJob.status,
     }[query.sort_by]
     order = column.asc() if query.sort_order == "asc" else column.desc()
     tie = Evaluation.id.asc() if query.sort_order == "asc" else Evaluation.id.desc()
     page = db.session.scalars(
-        statement.order_by(order, tie).limit(query.limit).offset(query.offset)
+        statement.options(contains_eager(Evaluation.job))
+        .order_by(order, tie)
+        .limit(query.limit)
+        .offset(query.offset)
     ).all()
     return total or 0, list(page)
 

@@ -2,7 +2,8 @@
 
 Schemas come from the pydantic models in :mod:`app.api.schemas` (the same ones that
 validate requests and shape answers); only the paths, their parameters and their status
-codes are written here.
+codes are written here. ``info.version`` is the API's version (app.api.version), not the
+application's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from app.api import schemas
+from app.api.version import API_VERSION, HEADER
 
 REF = "#/components/schemas/{model}"
 _INPUT: tuple[type[BaseModel], ...] = (schemas.OrganizationIn, schemas.SubmissionForm)
@@ -50,6 +52,14 @@ def _content(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
 
+def _answer(description: str, model: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {HEADER: {"$ref": f"#/components/headers/{HEADER}"}},
+        "content": _content(_ref(model)),
+    }
+
+
 def _operation(
     summary: str,
     ok: dict[str, type[BaseModel]],
@@ -59,8 +69,7 @@ def _operation(
     **extra: Any,
 ) -> dict[str, Any]:
     responses: dict[str, Any] = {
-        status: {"description": model.__doc__ or summary, "content": _content(_ref(model))}
-        for status, model in ok.items()
+        status: _answer(model.__doc__ or summary, model) for status, model in ok.items()
     }
     for status in (*errors.split(), "429"):  # any token may meet the lockout (app.api.auth)
         responses.setdefault(status, {"$ref": f"#/components/responses/E{status}"})
@@ -85,7 +94,7 @@ def _code_parameter() -> dict[str, Any]:
     return {"name": "code", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-def document(version: str) -> dict[str, Any]:
+def document() -> dict[str, Any]:
     _, definitions = models_json_schema(
         [(m, "validation") for m in _INPUT] + [(m, "serialization") for m in _OUTPUT],
         ref_template=REF,
@@ -98,7 +107,7 @@ def document(version: str) -> dict[str, Any]:
     paths = {
         "/database/status": {
             "get": _operation(
-                "Database reachability, schema revision and counts (admin)",
+                "Schema state, counts, and the database's reachability and revision (admin)",
                 {"200": schemas.DatabaseStatus},
                 "401 403 503",
             )
@@ -113,7 +122,7 @@ def document(version: str) -> dict[str, Any]:
         },
         "/organizations/{external_id}": {
             "get": _operation(
-                "One organization with its evaluation counts (admin)",
+                "One organization with its job counts (admin)",
                 {"200": schemas.OrganizationOut},
                 "401 403 404 503",
                 parameters=[
@@ -137,7 +146,7 @@ def document(version: str) -> dict[str, Any]:
                 },
             ),
             "get": _operation(
-                "The organization's evaluations: filtered, sorted, one page",
+                "The organization's evaluation jobs: filtered, sorted, one page",
                 {"200": schemas.EvaluationList},
                 "401 403 422",
                 parameters=_query_parameters(schemas.ListQuery),
@@ -150,9 +159,9 @@ def document(version: str) -> dict[str, Any]:
         },
         "/evaluations/{code}/result": {
             "get": _operation(
-                "The result (409 until there is one)",
+                "The result (null, with a message, until there is one)",
                 {"200": schemas.ResultOut},
-                "401 403 404 409",
+                "401 403 404",
                 parameters=code,
             )
         },
@@ -174,16 +183,24 @@ def document(version: str) -> dict[str, Any]:
     }
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Evaluaitor REST API", "version": version},
+        "info": {
+            "title": "Evaluaitor REST API",
+            "version": API_VERSION,
+            "description": "The Evaluaitor proposal's API (section 5) with extra fields. Fields "
+            "marked deprecated are the names before API version 1, kept for their clients.",
+        },
         "paths": paths,
         "components": {
             "schemas": components,
             "responses": {
-                f"E{status}": {
-                    "description": text,
-                    "content": _content(_ref(schemas.ErrorBody)),
+                f"E{status}": _answer(text, schemas.ErrorBody) for status, text in _ERRORS.items()
+            },
+            "headers": {
+                HEADER: {
+                    "description": "The API version this answer follows.",
+                    "required": True,
+                    "schema": {"type": "string", "const": API_VERSION},
                 }
-                for status, text in _ERRORS.items()
             },
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },

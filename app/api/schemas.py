@@ -2,6 +2,10 @@
 
 Validation of request bodies and query strings happens here, at the edge; the same models
 give the OpenAPI document its schemas (:mod:`app.api.openapi`).
+
+Answers carry the proposal's fields (section 5) with its names; what Evaluaitor adds is in
+extra fields, and the names used before API version 1 stay as extra fields marked
+``deprecated`` in the document, so clients of either keep working.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pydantic import (
 )
 
 from app.api.errors import InvalidRequest
-from app.models import JobStatus as EvaluationStatus
+from app.api.statuses import EvaluationStatus, StatusFilter
 
 #: Client-chosen ids (organizations): letters, digits and a few separators.
 EXTERNAL_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,254}$"
@@ -31,6 +35,11 @@ M = TypeVar("M", bound=BaseModel)
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def deprecated(instead: str) -> Any:
+    """A field kept for clients of the names before API version 1 (marked in the document)."""
+    return Field(deprecated=f"Use {instead}.", description=f"Deprecated: use {instead}.")
 
 
 class ErrorDetail(Strict):
@@ -60,8 +69,10 @@ class OrganizationOut(Strict):
     config: dict[str, Any]
     created_at: datetime
     updated_at: datetime
-    evaluations_count: int
-    pending_evaluations: int
+    jobs_count: int
+    pending_jobs: int = Field(description="Not final yet: pending or processing.")
+    evaluations_count: int = deprecated("jobs_count")
+    pending_evaluations: int = deprecated("pending_jobs")
     callback_secret: str | None = Field(
         None, description="Only in the answer that created the organization: keep it."
     )
@@ -75,11 +86,29 @@ class DatabaseInfo(Strict):
     schema_current: bool
 
 
+class SchemaState(Strict):
+    initialized: bool = Field(description="Every table exists.")
+    schema_valid: bool = Field(description="The schema is at the newest migration.")
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class DatabaseStatus(Strict):
-    database: DatabaseInfo
-    evaluations_count: int | None
-    pending_evaluations: int | None
+    """The proposal names the schema state after the database: ``sqlite_status`` or
+    ``postgresql_status``, whichever this server uses (only that one is sent)."""
+
+    sqlite_status: SchemaState | None = Field(None, exclude_if=_is_none, description="SQLite.")
+    postgresql_status: SchemaState | None = Field(
+        None, exclude_if=_is_none, description="PostgreSQL."
+    )
+    jobs_count: int | None
+    pending_jobs: int | None
     organizations_count: int | None
+    database: DatabaseInfo
+    evaluations_count: int | None = deprecated("jobs_count")
+    pending_evaluations: int | None = deprecated("pending_jobs")
 
 
 class SubmissionForm(Strict):
@@ -111,10 +140,11 @@ class Accepted(Strict):
 
 
 class Progress(Strict):
-    step: int
+    current: int
     total: int
     percentage: float
     message: str
+    step: int = deprecated("current")
 
 
 class CallbackState(Strict):
@@ -129,45 +159,82 @@ class StatusOut(Strict):
     status: EvaluationStatus
     progress: Progress
     created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    duration_seconds: float | None
+    processing_started_at: datetime | None
+    processing_completed_at: datetime | None
+    processing_duration_seconds: float | None
     error_message: str | None
+    error_details: dict[str, Any] | None = Field(
+        description='What kind of failure, e.g. {"exception_type": ..., "status_code": 429}.'
+    )
+    needs_review: bool = Field(description="Completed, but the grade waits for a person.")
+    review_reason: str | None
+    retry_at: datetime | None = Field(
+        description="Processing, but the grading service was busy: tried again at this time."
+    )
     callback: CallbackState | None
+    started_at: datetime | None = deprecated("processing_started_at")
+    finished_at: datetime | None = deprecated("processing_completed_at")
+    duration_seconds: float | None = deprecated("processing_duration_seconds")
+
+
+class CriterionScore(Strict):
+    name: str
+    score: float | None
+    max_score: float | None
+    comment: str
+
+
+class StructuredFeedback(Strict):
+    criteria: list[CriterionScore]
 
 
 class ResultBody(Strict):
     score: float | None
-    max_score: float | None
     score_normalized: float | None
+    max_score: float | None
     feedback: str
-    criteria: list[dict[str, Any]]
-    flags: list[dict[str, Any]]
-    provenance: dict[str, Any]
+    feedback_structured: StructuredFeedback
     model_used: str
     processing_time_ms: int | None
+    tokens_used: int | None = Field(description="None when the grading service did not say.")
+    criteria: list[dict[str, Any]] = Field(
+        description="Each criterion as graded: name, score, max, verdict, reason, evidence."
+    )
+    flags: list[dict[str, Any]]
+    provenance: dict[str, Any]
 
 
 class ResultOut(Strict):
+    """``result`` is null until there is one (still running, failed or cancelled);
+    ``message`` then says why."""
+
     job_code: str
     status: EvaluationStatus
+    result: ResultBody | None
+    message: str | None
     client_reference: str
     metadata: dict[str, Any]
-    review_reason: str | None = Field(None, description="Why a needs_review result waits.")
-    result: ResultBody
+    needs_review: bool = Field(description="Completed, but the grade waits for a person.")
+    review_reason: str | None = Field(description="Why a held result waits.")
 
 
 class ListQuery(Strict):
     organization_external_id: str | None = Field(
         None, max_length=255, description="Optional; must be the token's own organization."
     )
-    status: EvaluationStatus | None = None
+    status: StatusFilter | None = Field(
+        None,
+        description="An evaluation status; also needs_review (the completed ones held for a "
+        "person) and queued (deprecated: pending).",
+    )
     client_reference: str | None = Field(None, max_length=255)
     created_after: datetime | None = None
     created_before: datetime | None = None
     limit: int = Field(50, ge=1, le=MAX_PAGE)
     offset: int = Field(0, ge=0, le=1_000_000)
-    sort_by: Literal["created_at", "finished_at", "status"] = "created_at"
+    sort_by: Literal["created_at", "processing_completed_at", "finished_at", "status"] = (
+        "created_at"
+    )
     sort_order: Literal["asc", "desc"] = "desc"
 
     @field_validator("created_after", "created_before")
@@ -184,13 +251,15 @@ class ListQuery(Strict):
 
 class EvaluationSummary(Strict):
     job_code: str
-    status: EvaluationStatus
     evaluator_id: str
     plugin_name: str
+    status: EvaluationStatus
     original_filename: str
-    client_reference: str
     created_at: datetime
-    finished_at: datetime | None
+    processing_completed_at: datetime | None
+    client_reference: str
+    needs_review: bool
+    finished_at: datetime | None = deprecated("processing_completed_at")
 
 
 class EvaluationList(Strict):

@@ -10,12 +10,12 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from flask import Blueprint, current_app, jsonify, request
 from pydantic import BaseModel
-from sqlalchemy import func, select
+from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from app import tenants
 from app.api import auth, documents, evaluations, openapi
-from app.api.errors import ApiForbidden, ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
+from app.api.errors import ApiForbidden, ApiNotFound, InvalidRequest, UnsupportedMediaType
 from app.api.schemas import (
     Accepted,
     Cancelled,
@@ -27,14 +27,15 @@ from app.api.schemas import (
     OrganizationOut,
     PluginList,
     PluginOut,
-    ResultOut,
+    SchemaState,
     SubmissionForm,
     parse,
     utc,
 )
+from app.api.statuses import shown_as
 from app.extensions import db
 from app.grading import registry
-from app.models import Evaluation, GradingJob, JobStatus, Organization
+from app.models import Evaluation, GradingJob, Organization
 from app.models.jobs import OPEN
 
 bp = Blueprint("api", __name__)
@@ -69,7 +70,7 @@ def _challenge(response):
 def database_status():
     auth.require_admin()
     try:
-        current, head = _revisions()
+        current, head, initialized = _schema()
         counts = (
             db.session.scalar(select(func.count(Evaluation.id))),
             db.session.scalar(
@@ -82,29 +83,39 @@ def database_status():
         reachable = True
     except SQLAlchemyError:
         db.session.rollback()
-        current, head, counts, reachable = None, None, (None, None, None), False
+        current, head, initialized = None, None, False
+        counts, reachable = (None, None, None), False
+    dialect = db.engine.dialect.name
+    schema_current = reachable and current == head
+    state = SchemaState(initialized=initialized, schema_valid=schema_current)
     status = DatabaseStatus(
+        sqlite_status=state if dialect == "sqlite" else None,
+        postgresql_status=state if dialect == "postgresql" else None,
+        jobs_count=counts[0],
+        pending_jobs=counts[1],
+        organizations_count=counts[2],
         database=DatabaseInfo(
             reachable=reachable,
-            dialect=db.engine.dialect.name,
+            dialect=dialect,
             revision=current,
             head=head,
-            schema_current=reachable and current == head,
+            schema_current=schema_current,
         ),
         evaluations_count=counts[0],
         pending_evaluations=counts[1],
-        organizations_count=counts[2],
     )
     return _json(status, 200 if reachable else 503)
 
 
-def _revisions() -> tuple[str | None, str | None]:
-    """The database's Alembic revision and the newest one this code ships."""
+def _schema() -> tuple[str | None, str | None, bool]:
+    """The database's Alembic revision, the newest one this code ships, and whether every
+    table of the models exists."""
     directory = current_app.extensions["migrate"].directory
     head = ScriptDirectory(directory).get_current_head()
     with db.engine.connect() as connection:
         current = MigrationContext.configure(connection).get_current_revision()
-    return current, head
+        tables = set(inspect(connection).get_table_names())
+    return current, head, set(db.metadata.tables) <= tables
 
 
 # -- organizations -----------------------------------------------------------------------
@@ -152,6 +163,7 @@ def _organization(org: Organization, *, callback_secret: str | None = None) -> O
         )
         return db.session.scalar(query.where(*conditions)) or 0
 
+    jobs, pending = count(), count(GradingJob.status.in_(OPEN))
     return OrganizationOut(
         id=org.id,
         external_id=org.external_id,
@@ -160,8 +172,10 @@ def _organization(org: Organization, *, callback_secret: str | None = None) -> O
         config=org.config or {},
         created_at=utc(org.created_at),
         updated_at=utc(org.updated_at),
-        evaluations_count=count(),
-        pending_evaluations=count(GradingJob.status.in_(OPEN)),
+        jobs_count=jobs,
+        pending_jobs=pending,
+        evaluations_count=jobs,
+        pending_evaluations=pending,
         callback_secret=callback_secret,
     )
 
@@ -195,8 +209,8 @@ def submit_evaluation():
     )
     accepted = Accepted(
         job_code=evaluation.code,
-        status=evaluation.status,
-        message="The evaluation is queued.",
+        status=shown_as(evaluation.status),
+        message="Evaluation job queued successfully",
         created_at=utc(evaluation.created_at),
     )
     response = _json(accepted, 202)
@@ -234,27 +248,9 @@ def evaluation_status(code: str):
 
 @bp.get("/evaluations/<code>/result")
 def evaluation_result(code: str):
+    """200 in every state, as the proposal has it: ``result`` is null until there is one."""
     evaluation = evaluations.fetch(auth.require_organization(), code)
-    body = documents.result_body(evaluation)
-    if body is None:
-        if evaluation.status in OPEN:
-            raise Conflict("not_finished", "The evaluation has not finished yet; poll its status.")
-        raise Conflict(
-            "no_result",
-            f"The evaluation ended without a result ({evaluation.status}): "
-            f"{evaluation.error_message or 'no details'}",
-        )
-    held = evaluation.status == JobStatus.NEEDS_REVIEW
-    return _json(
-        ResultOut(
-            job_code=evaluation.code,
-            status=evaluation.status,
-            client_reference=evaluation.client_reference,
-            metadata=evaluation.client_metadata or {},
-            review_reason=evaluation.job.review_reason if held else None,
-            result=body,
-        )
-    )
+    return _json(documents.result_document(evaluation))
 
 
 @bp.post("/evaluations/<code>/cancel")
@@ -262,20 +258,22 @@ def cancel_evaluation(code: str):
     evaluation = evaluations.fetch(auth.require_organization(), code)
     evaluations.cancel(evaluation)
     return _json(
-        Cancelled(job_code=evaluation.code, status=evaluation.status, message="Cancelled.")
+        Cancelled(
+            job_code=evaluation.code,
+            status=shown_as(evaluation.status),
+            message="Job cancelled successfully",
+        )
     )
 
 
 @bp.get("/openapi.json")
 def openapi_document():
-    from app import __version__
-
-    return jsonify(_openapi(__version__))
+    return jsonify(_openapi())
 
 
 @cache
-def _openapi(version: str) -> dict[str, Any]:
-    return openapi.document(version)
+def _openapi() -> dict[str, Any]:
+    return openapi.document()
 
 
 # -- plugins -----------------------------------------------------------------------------

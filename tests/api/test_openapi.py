@@ -76,3 +76,22 @@ def test_the_document_is_openapi_3_and_lists_every_route(live_tool):
     }
     form = document["paths"]["/evaluations"]["post"]["requestBody"]["content"]
     assert form["multipart/form-data"]["schema"]["required"] == ["file"]
+
+
+def test_the_document_has_the_api_version_and_marks_the_old_names(live_tool):
+    document = httpx.get(live_tool + "/openapi.json").json()
+    assert document["info"]["version"] == "1"
+    schemas = document["components"]["schemas"]
+    old = {
+        "StatusOut": ("started_at", "finished_at", "duration_seconds"),
+        "Progress": ("step",),
+        "EvaluationSummary": ("finished_at",),
+        "OrganizationOut": ("evaluations_count", "pending_evaluations"),
+        "DatabaseStatus": ("evaluations_count", "pending_evaluations"),
+    }
+    for model, names in old.items():
+        for name in names:
+            assert schemas[model]["properties"][name]["deprecated"] is True, (model, name)
+    assert schemas["EvaluationStatus"]["enum"] == [
+        "pending", "processing", "completed", "failed", "cancelled",
+    ]  # fmt: skip

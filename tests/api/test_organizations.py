@@ -29,14 +29,14 @@ def test_create_then_update_an_organization(admin):
     assert updated.json()["id"] == body["id"]
 
     fetched = admin.get("/organizations/org_123").json()
-    assert fetched["config"] == {"lang": "es"} and fetched["evaluations_count"] == 0
+    assert fetched["config"] == {"lang": "es"} and fetched["jobs_count"] == 0
 
 
 def test_organization_counts_its_evaluations(admin, tenant):
     submit(tenant.client)
     submit(tenant.client)
     fetched = admin.get("/organizations/school-a").json()
-    assert fetched["evaluations_count"] == 2 and fetched["pending_evaluations"] == 2
+    assert fetched["jobs_count"] == 2 and fetched["pending_jobs"] == 2
 
 
 def test_an_unknown_organization_is_not_found(admin):
@@ -88,7 +88,7 @@ def test_database_status(admin, tenant):
     database = status["database"]
     assert database["reachable"] is True and database["dialect"] in ("sqlite", "postgresql")
     assert database["revision"] == database["head"] and database["schema_current"] is True
-    assert status["evaluations_count"] == 1 and status["pending_evaluations"] == 1
+    assert status["jobs_count"] == 1 and status["pending_jobs"] == 1
     assert status["organizations_count"] == 1
 
 
