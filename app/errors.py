@@ -135,6 +135,17 @@ class FileTooLarge(UploadError):
         )
 
 
+class StorageFull(UploadError):
+    """The disk (or the quota) is full: nothing of this upload is kept, nothing else is lost."""
+
+    status_code = 507
+    code = "storage_full"
+    user_message = _l(
+        "The server has no room to store your file right now. Nothing was lost: your earlier "
+        "submissions are safe. Try again later."
+    )
+
+
 class QueueUnavailable(EvaluaitorError):
     """Redis could not take the job; the submission is kept and enqueued later."""
 

@@ -32,6 +32,11 @@ csrf = CSRFProtect()
 
 
 def init_db(app) -> None:
+    if not app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
+        # A database server restarts: a pooled connection is tested before use instead of
+        # failing the first request or job after the restart.
+        options = app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
+        options.setdefault("pool_pre_ping", True)
     db.init_app(app)
     if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite"):
         with app.app_context():

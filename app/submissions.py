@@ -215,13 +215,14 @@ class LmsSide:
         if not job.has_result:
             return []
         submission = job.submission
-        grade = submission.grade or Grade(submission=submission)
+        if submission.grade is None:
+            submission.grade = Grade()
+        grade = submission.grade
         grade.override_score = grade.override_feedback = grade.override_criteria = None
         grade.overridden_at = grade.overridden_by_id = grade.released_by_id = None
         graded = job.status == JobStatus.COMPLETED
         released = graded and not is_held(submission.activity.release_policy, job.flags)
         grade.released_at = job.finished_at if released else None
-        db.session.add(grade)
         push = passback.publish_grade(submission)
         return [push] if push else []
 

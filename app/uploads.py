@@ -8,15 +8,18 @@ an :class:`IncomingFile` instead; accepting the upload is then a hard link.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from flask import Request, current_app
 
-from app.errors import FileTooLarge
+from app.errors import FileTooLarge, StorageFull
 
 #: Bytes kept from the start of the file for content sniffing.
 HEAD_BYTES = 64 * 1024
@@ -30,8 +33,9 @@ class IncomingFile:
     """
 
     def __init__(self, directory: Path, limit_bytes: int) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=directory, prefix=".upload-")
+        with _storage_full_is_said():
+            directory.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(dir=directory, prefix=".upload-")
         self.path = Path(name)
         self._file: IO[bytes] = os.fdopen(fd, "w+b")
         self._hash = hashlib.sha256()
@@ -63,16 +67,31 @@ class IncomingFile:
         if len(self.head) < HEAD_BYTES:
             self.head += data[: HEAD_BYTES - len(self.head)]
         self._hash.update(data)
-        return self._file.write(data)
+        with self._storage_full_closes():
+            return self._file.write(data)
 
     def keep_as(self, path: Path) -> None:
         """Give the bytes their final name (same file system: no copy)."""
-        self._file.flush()
-        os.link(self.path, path)
+        with self._storage_full_closes():
+            self._file.flush()
+            os.link(self.path, path)
+
+    @contextmanager
+    def _storage_full_closes(self) -> Iterator[None]:
+        try:
+            with _storage_full_is_said():
+                yield
+        except StorageFull:
+            self.close()
+            raise
 
     def close(self) -> None:
-        self._file.close()
-        self.path.unlink(missing_ok=True)
+        try:
+            self._file.close()
+        except OSError:
+            pass  # bytes still buffered could not be written (a full disk): they go anyway
+        finally:
+            self.path.unlink(missing_ok=True)
 
     # The rest of the file protocol the form parser and FileStorage use.
     def seek(self, offset: int, whence: int = 0) -> int:
@@ -85,7 +104,19 @@ class IncomingFile:
         return self._file.read(size)
 
     def flush(self) -> None:
-        self._file.flush()
+        with self._storage_full_closes():
+            self._file.flush()
+
+
+@contextmanager
+def _storage_full_is_said() -> Iterator[None]:
+    """A full disk or quota becomes :class:`StorageFull` (a clear message, HTTP 507)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFull() from exc
+        raise
 
 
 def incoming_dir(data_dir: str) -> Path:

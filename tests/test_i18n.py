@@ -93,8 +93,9 @@ def test_the_student_page_speaks_the_launch_language(
     assert f'<html lang="{lang}">' in text
     assert heading in text and not_there not in text
     # The status script gets its texts in the same language.
-    queued = "Esperando en la cola de calificación" if lang == "es" else "Waiting in the grading queue"
-    assert messages_attribute(text)["Waiting in the grading queue"] == queued
+    queued = "Waiting in the grading queue"
+    shown = "Esperando en la cola de calificación" if lang == "es" else queued
+    assert messages_attribute(text)[queued] == shown
 
 
 def test_the_launch_language_wins_over_the_browser_language(browser, platform, live_tool):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import io
 import random
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -177,3 +180,38 @@ def test_an_upload_cut_off_half_way_leaves_no_file(app, browser, platform, live_
         time.sleep(0.05)
     assert stored_files(app) == []
     assert db.session.query(Submission).count() == 0
+
+
+@pytest.fixture
+def small_disk(app) -> Iterator[Path]:
+    """The data directory on a file system of 512 KB (a real tmpfs), as a disk about to fill."""
+    data = Path(app.config["EVALUAITOR_DATA_DIR"])
+    data.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(data)], capture_output=True
+    )
+    if mounted.returncode:
+        pytest.skip("mounting a small file system needs root (CAP_SYS_ADMIN)")
+    try:
+        yield data
+    finally:
+        subprocess.run(["umount", "--lazy", str(data)], check=True)
+
+
+def test_a_full_disk_refuses_the_upload_and_loses_nothing(
+    app, small_disk, browser, platform, llm, live_tool
+):
+    """The disk fills during an upload: the student is told, in plain words and HTTP 507,
+    that nothing was stored; their earlier graded attempt and its file are untouched."""
+    llm.reply("Final score: 8/10")
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    before = stored_files(app)
+    response = upload(browser, page, "long.txt", ("word " * 200_000).encode())  # 1 MB
+    assert response.status_code == 507
+    assert "no room to store your file" in html.unescape(response.text)
+    assert stored_files(app) == before
+    assert status(browser, page)["status"] == "completed"
+    stored = db.session.query(Submission).one()
+    assert (small_disk / stored.storage_path).read_bytes() == ESSAY.encode()
