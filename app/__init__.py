@@ -22,6 +22,8 @@ __version__ = "0.1.0"
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """The only place that wires the application: config, extensions, blueprints, plugins."""
+    from app.api.version import API_VERSION
+
     app = Flask(__name__, instance_path=os.environ.get("EVALUAITOR_INSTANCE_DIR"))
     app.request_class = UploadRequest
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
@@ -63,7 +65,9 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     @app.get("/health")
     def health():
-        return jsonify(status="ok", service="evaluaitor", version=__version__)
+        return jsonify(
+            status="ok", service="evaluaitor", version=__version__, api_version=API_VERSION
+        )
 
     @app.after_request
     def security_headers(response):

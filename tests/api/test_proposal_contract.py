@@ -105,7 +105,7 @@ def test_health_and_the_api_version(live_tool, tenant):
     health = httpx.get(f"{live_tool}/health")
     assert has(health.json(), HEALTH)["status"] == "ok"
     assert health.json()["service"] == "evaluaitor"
-    assert health.headers["API-Version"] == "1"
+    assert health.headers["API-Version"] == "1" and health.json()["api_version"] == "1"
     document = httpx.get(f"{live_tool}/openapi.json")
     assert document.json()["info"]["version"] == "1" and document.headers["API-Version"] == "1"
     for answer in (tenant.client.get("/plugins"), tenant.client.get("/evaluations/ev_x/none")):
