@@ -112,7 +112,8 @@ def practice_command(tool_url: str, port: int | None) -> None:
 @click.option("--burst", is_flag=True, help="Stop when the queues are empty.")
 @with_appcontext
 def worker_command(burst: bool) -> None:
-    """Run an RQ worker for the grading and passback queues, with the requeue sweeper."""
+    """Run an RQ worker for the grading and passback queues, with the sweeper (which, not
+    RQ's scheduler, queues retries when due: they are kept in the database)."""
     from app.extensions import redis_connection
     from app.jobs import queue, tasks
     from app.jobs.worker import SweepingWorker, preload, sweep_forever
@@ -126,7 +127,7 @@ def worker_command(burst: bool) -> None:
         [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
         connection=redis_connection(),
     )
-    worker.work(burst=burst, with_scheduler=True)
+    worker.work(burst=burst, with_scheduler=False)
 
 
 @cli.command("requeue")

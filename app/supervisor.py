@@ -90,7 +90,7 @@ class Restarts:
 class WorkerProcess:
     """``evaluaitor worker`` as a child, in a session of its own.
 
-    Its own session names its whole tree: the worker, its scheduler and its work horse (which
+    Its own session names its whole tree: the worker and its work horse (which
     leads a process group of its own, but stays in the session), even once the worker has died
     and they were reparented. And a terminal's Ctrl+C, sent to the foreground process group,
     reaches ``run`` only: the worker would otherwise get it too, and ``run``'s own request to
@@ -114,7 +114,7 @@ class WorkerProcess:
         return self._process.poll() if self._process else None
 
     def end_leftovers(self) -> None:
-        """After the worker died: end what it left (scheduler, work horse); the job that was
+        """After the worker died: end what it left (its work horse); the job that was
         running stays ``processing``, to be handed back."""
         if self._process is not None:
             _end_session(self._process.pid, COLD_STOP_TIMEOUT)

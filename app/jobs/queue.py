@@ -80,7 +80,8 @@ def label(row: GradingJob | Delivery) -> str:
 def held(job_ids: Iterable[str]) -> set[str]:
     """The ids among ``job_ids`` that RQ will still run or is running: waiting in a queue,
     or started on a worker that is alive. Anything else (unknown to Redis, failed, stopped,
-    finished, or started by a worker that died) will never touch its row again."""
+    finished, started by a worker that died, or scheduled: nothing here schedules in RQ, and
+    a schedule left in Redis waits on RQ's scheduler) will never touch its row again."""
     ids = list(job_ids)
     if not ids:
         return set()
@@ -90,7 +91,7 @@ def held(job_ids: Iterable[str]) -> set[str]:
 
 def _will_run(job: Job) -> bool:
     status = job.get_status(refresh=False)
-    if status in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
+    if status == JobStatus.QUEUED:
         return True
     since = datetime.now(UTC) - HEARTBEAT_GRACE
     return status == JobStatus.STARTED and any(
