@@ -14,7 +14,8 @@ import os
 import uuid
 from pathlib import Path
 
-from flask import Flask, jsonify, redirect, render_template_string, request
+from flask import Flask, jsonify, redirect, render_template, request
+from jinja2 import DictLoader
 from pylti1p3.contrib.flask import (
     FlaskCacheDataStorage,
     FlaskMessageLaunch,
@@ -101,8 +102,8 @@ def page(launch_id: str):
         }
         for n, path in enumerate(files, 1)
     ]
-    return render_template_string(
-        PAGE,
+    return render_template(
+        "page.html",
         title=link.get("title"),
         instructions=link.get("description"),
         history=history[::-1],
@@ -184,3 +185,7 @@ PAGE = """<!doctype html>
 </body>
 </html>
 """
+
+
+# A template file, as Evaluaitor's: compiled once per process, not on every request.
+app.jinja_loader = DictLoader({"page.html": PAGE})

@@ -189,6 +189,22 @@ def timed(call: Callable[[], httpx.Response], expect: int) -> float:
     return elapsed
 
 
+def server_cpu(process: subprocess.Popen) -> float:
+    """CPU seconds used so far by a gunicorn server: its master and its workers. Latencies on
+    a shared machine move with whatever else runs; the CPU a request costs hardly does."""
+    pids = {process.pid}
+    for children in Path(f"/proc/{process.pid}/task").glob("*/children"):
+        pids.update(int(pid) for pid in children.read_text().split())
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime and stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def run_clients(clients: int, work: Callable[[int], dict[str, list[float]]]) -> dict:
     with ThreadPoolExecutor(clients) as pool:
         results = list(pool.map(work, range(clients)))
@@ -219,20 +235,33 @@ def main() -> None:
             bare, bare_process = start_bare(tmp, redis.url, platform, args.workers)
             platform.tool_redirect_uris = [tool + "/lti/launch", bare + "/lti/launch"]
             try:
-                results = measure(args, platform, tool, bare, document)
+                results, cpu = measure(
+                    args,
+                    platform,
+                    {"tool": tool, "bare": bare},
+                    {"tool": tool_process, "bare": bare_process},
+                    document,
+                )
             finally:
                 for process in (tool_process, bare_process):
                     process.terminate()
                     process.wait(timeout=30)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # hundreds of megabytes of uploads
-    report(args, document, results)
+    report(args, document, results, cpu)
 
 
-def measure(args, platform: FakePlatform, tool: str, bare: str, document: bytes) -> dict:
+def measure(
+    args,
+    platform: FakePlatform,
+    servers: dict[str, str],
+    processes: dict[str, subprocess.Popen],
+    document: bytes,
+) -> tuple[dict, dict]:
     """Step by step, each server on its own, alternating which goes first on each repeat so
-    that drift on a shared machine does not favour either side."""
-    servers = {"tool": tool, "bare": bare}
+    that drift on a shared machine does not favour either side. Returns the latencies per
+    step, and the servers' CPU seconds and sample count per step."""
+    tool, bare = servers["tool"], servers["bare"]
     pages: dict[str, dict[int, str]] = {"tool": {}, "bare": {}}
     clients = [httpx.Client(timeout=60) for _ in range(args.clients)]
 
@@ -288,22 +317,29 @@ def measure(args, platform: FakePlatform, tool: str, bare: str, document: bytes)
 
     steps = [launches, uploads, reloads, polls(0), polls(PAGE_POLL_SECONDS)]
     results: dict[str, dict[str, list[float]]] = {"tool": {}, "bare": {}}
+    cpu: dict[str, dict[str, list[float]]] = {"tool": {}, "bare": {}}
     try:
-        for name in servers:
-            run_clients(2, launches(name))  # warm up
+        for name in servers:  # warm up: imports, compiled templates, connections
+            for step in (launches, uploads, reloads):
+                run_clients(2, step(name))
         for repeat in range(args.repeat):
             order = ["tool", "bare"] if repeat % 2 == 0 else ["bare", "tool"]
             for step in steps:
                 for name in order:
-                    for key, values in run_clients(args.clients, step(name)).items():
-                        results[name].setdefault(key, []).extend(values)
-        return results
+                    before = server_cpu(processes[name])
+                    ((key, values),) = run_clients(args.clients, step(name)).items()
+                    spent = server_cpu(processes[name]) - before
+                    results[name].setdefault(key, []).extend(values)
+                    used = cpu[name].setdefault(key, [0.0, 0])
+                    used[0], used[1] = used[0] + spent, used[1] + len(values)
+        return results, cpu
     finally:
         for client in clients:
             client.close()
 
 
-def report(args, document: bytes, results: dict) -> None:
+def report(args, document: bytes, results: dict, cpu: dict) -> None:
+    servers = ("tool", "bare")
     ours, theirs = results["tool"], results["bare"]
     print(
         f"\n{args.clients} concurrent clients x {args.rounds} rounds x {args.repeat} repeats, "
@@ -312,7 +348,7 @@ def report(args, document: bytes, results: dict) -> None:
     )
     print(
         f"{'step':<24}{'p50 ms':>9}{'p95 ms':>9}{'bare p50':>10}{'bare p95':>10}"
-        f"{'x p50':>7}{'x p95':>7}"
+        f"{'x p50':>7}{'x p95':>7}{'CPU ms':>8}{'bare':>6}{'x CPU':>7}"
     )
     steps = (
         ("launch", "login + launch"),
@@ -324,12 +360,16 @@ def report(args, document: bytes, results: dict) -> None:
     for name, label in steps:
         p50, p95 = percentiles(ours[name])
         b50, b95 = percentiles(theirs[name])
+        ours_cpu, bare_cpu = (cpu[side][name][0] / cpu[side][name][1] * 1000 for side in servers)
         print(
             f"{label:<24}{p50:>9.1f}{p95:>9.1f}{b50:>10.1f}{b95:>10.1f}"
             f"{p50 / b50:>7.2f}{p95 / b95:>7.2f}"
+            f"{ours_cpu:>8.1f}{bare_cpu:>6.1f}{ours_cpu / bare_cpu:>7.2f}"
         )
     print("Targets: launch, upload and page within 1.3x of the bare handlers; status p95 < 20 ms.")
     print("The bare 'status' is a constant JSON answer: the floor any status endpoint could reach.")
+    print("CPU ms: the server processes' CPU time per request (per login + launch), which")
+    print("other work on the machine hardly changes; latencies on a shared machine it does.")
 
 
 if __name__ == "__main__":
