@@ -7,6 +7,7 @@ Routes are addressed by a page token (see :mod:`app.lti.session`) and open to st
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from flask import (
@@ -19,6 +20,7 @@ from flask import (
     request,
     url_for,
 )
+from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
@@ -139,7 +141,13 @@ def upload_accept(activity: Activity) -> str:
 @bp.app_template_global()
 def upload_kinds(activity: Activity) -> str:
     """The accepted kinds in words, e.g. "PDF, Word (.docx)"."""
-    kinds = activities.accepted_kinds(activity)
+    return _kinds_in_words(activities.accepted_kinds(activity), str(get_locale()))
+
+
+@lru_cache(maxsize=256)
+def _kinds_in_words(kinds: frozenset, locale: str) -> str:
+    """Translations do not change while the app runs: each combination of kinds is put into
+    words once per language, not on every student page (``locale`` is the cache key)."""
     return ", ".join(str(label) for kind, label in KIND_LABELS.items() if kind in kinds)
 
 
