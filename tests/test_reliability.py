@@ -238,6 +238,19 @@ def test_a_work_horse_killed_mid_job_is_graded_by_the_next_one(
     assert worker.poll() is None  # the worker itself lives on
 
 
+def test_a_long_job_of_a_live_worker_is_left_alone(app, stack, browser, platform, llm, live_tool):
+    """A model that takes longer than the sweeper's patience: the worker is alive (RQ's
+    heartbeat says so), so its job is not handed to another; the model is asked once."""
+    app.config |= {"EVALUAITOR_REQUEUE_AFTER": 1, "EVALUAITOR_LLM_TIMEOUT": 15}
+    llm.delay(5, GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    stack.start_worker()
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    assert stack.wait_for("the grade in the gradebook", lambda: scored(platform)) == 8
+    job = job_of()
+    assert job.handbacks == 0 and len(llm.requests) == 1
+
+
 @pytest.mark.skipif(bool(POSTGRES_URL), reason="SQLite's own lock; PostgreSQL: see below")
 def test_a_job_that_fails_before_claiming_its_row_is_run_again(
     app, stack, browser, platform, llm, live_tool
