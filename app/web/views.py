@@ -14,7 +14,7 @@ from datetime import datetime
 
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from sqlalchemy import bindparam, select
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.orm import joinedload
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -157,8 +157,26 @@ class PastAttempt:
     scale: float | None
 
 
-#: The student's attempts, newest first, with what their grades allow them to see: plain
-#: columns in one statement (no ORM objects, no query per graded row), built once.
+@dataclass(frozen=True)
+class LatestAttempt:
+    """What the status block shows of the latest attempt while it has no released grade:
+    read from the history's own row, so that no second query loads the submission."""
+
+    attempt: int
+    original_filename: str
+    created_at: datetime
+    sha256: str
+    status: JobStatus
+    progress_step: int
+    progress_total: int
+    progress_message: str
+    error_message: str | None
+    grade: None = None
+
+
+#: The student's attempts, newest first, with what their grades allow them to see and what
+#: the status block shows of the latest: plain columns in one statement (no ORM objects, no
+#: query per graded row), built once.
 _HISTORY = (
     select(
         Submission.id,
@@ -170,6 +188,11 @@ _HISTORY = (
         Grade.override_score,
         GradingJob.scale,
         Grade.released_at,
+        GradingJob.sha256,
+        GradingJob.progress_step,
+        GradingJob.progress_total,
+        GradingJob.progress_message,
+        GradingJob.error_message,
     )
     .join(GradingJob, GradingJob.submission_id == Submission.id)
     .outerjoin(Grade, Grade.submission_id == Submission.id)
@@ -178,8 +201,11 @@ _HISTORY = (
 )
 
 
-def _history(activity_id: int, user_id: int) -> tuple[list[PastAttempt], int | None]:
-    """The student's attempts, and the id of the latest (None before the first upload)."""
+def _history(
+    activity_id: int, user_id: int
+) -> tuple[list[PastAttempt], Submission | LatestAttempt | None]:
+    """The student's attempts, and the latest as the status block shows it (None before the
+    first upload)."""
     rows = db.session.execute(_HISTORY, {"activity": activity_id, "user": user_id}).all()
     history = []
     for row in rows:
@@ -196,22 +222,32 @@ def _history(activity_id: int, user_id: int) -> tuple[list[PastAttempt], int | N
                 scale=row.scale if shown else None,
             )
         )
-    return history, rows[0].id if rows else None
+    return history, _latest(rows[0], history[0]) if rows else None
+
+
+def _latest(row: Row, shown: PastAttempt) -> Submission | LatestAttempt:
+    """Only a released grade (score, feedback, criteria) needs the submission and its rows."""
+    if shown.state == JobStatus.COMPLETED:
+        return db.session.get(
+            Submission, row.id, options=[joinedload(Submission.job), joinedload(Submission.grade)]
+        )
+    return LatestAttempt(
+        attempt=row.attempt,
+        original_filename=row.original_filename,
+        created_at=row.created_at,
+        sha256=row.sha256,
+        status=row.status,
+        progress_step=row.progress_step,
+        progress_total=row.progress_total,
+        progress_message=row.progress_message,
+        error_message=row.error_message,
+    )
 
 
 def _student_page(
     token: str, session: LaunchSession, activity: Activity, *, error: str | None = None
 ):
-    history, latest_id = _history(activity.id, session.user_id)
-    latest = (
-        db.session.get(
-            Submission,
-            latest_id,
-            options=[joinedload(Submission.job), joinedload(Submission.grade)],
-        )
-        if latest_id is not None
-        else None
-    )
+    history, latest = _history(activity.id, session.user_id)
     return render_template(
         "student.html",
         token=token,
