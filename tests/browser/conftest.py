@@ -75,7 +75,7 @@ def submit_pdf(page: sync_api.Page, link_id: str, title: str, folder: Path):
     sync_api.expect(tool.get_by_role("heading", level=1)).to_have_text(title)
     tool.get_by_label(re.compile("^File")).set_input_files(str(essay))
     tool.get_by_role("button", name="Submit").click()
-    sync_api.expect(tool.get_by_text("Queued for grading")).to_be_visible()
+    sync_api.expect(tool.get_by_text("Waiting in the grading queue")).to_be_visible()
     run_jobs()
     sync_api.expect(tool.locator("section.status[data-final=true]")).to_be_attached()
     return tool
