@@ -28,18 +28,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from redis import Redis
 from sqlalchemy import event
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from app import create_app, tenants  # noqa: E402
+from bench_core import bare_environment  # noqa: E402
+
+from app import create_app  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.jobs.redis_server import EmbeddedRedis  # noqa: E402
-from app.models import Deployment, Platform  # noqa: E402
+from tests.conftest import register  # noqa: E402
 from tests.documents import pdf_bytes  # noqa: E402
 from tests.fakes.platform import FakePlatform  # noqa: E402
 
@@ -105,44 +105,12 @@ def tool_app(tmp: Path, redis_url: str, platform: FakePlatform):
     )
     with app.app_context():
         db.create_all()
-        row = Platform(
-            name=platform.name,
-            issuer=platform.issuer,
-            client_id=platform.client_id,
-            auth_login_url=platform.auth_login_url,
-            auth_token_url=platform.auth_token_url,
-            key_set_url=platform.key_set_url,
-        )
-        row.deployments.append(Deployment(deployment_id=platform.deployment_id))
-        db.session.add(row)
-        tenants.attach_platform(row)
-        db.session.commit()
+        register(platform)
     return app
 
 
 def bare_app(tmp: Path, redis_url: str, platform: FakePlatform):
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    key_file = tmp / "bare.pem"
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    (tmp / "bare-uploads").mkdir()
-    os.environ.update(
-        BARE_ISSUER=platform.issuer,
-        BARE_CLIENT_ID=platform.client_id,
-        BARE_AUTH_LOGIN_URL=platform.auth_login_url,
-        BARE_AUTH_TOKEN_URL=platform.auth_token_url,
-        BARE_KEY_SET_URL=platform.key_set_url,
-        BARE_DEPLOYMENT_ID=platform.deployment_id,
-        BARE_PRIVATE_KEY_FILE=str(key_file),
-        BARE_SECRET="profile",
-        BARE_REDIS_URL=redis_url,
-        BARE_UPLOAD_DIR=str(tmp / "bare-uploads"),
-    )
+    os.environ.update(bare_environment(tmp, redis_url, platform, "profile"))
     return importlib.import_module("bare_app").app
 
 

@@ -202,15 +202,11 @@ def cancel(evaluation: Evaluation) -> None:
     running one stops at its next progress report (the worker checks the row). A finished
     one: Conflict."""
     job = evaluation.job
-    if not lifecycle.move(job, OPEN, JobStatus.CANCELLED, commit=False, error_message=None):
-        db.session.rollback()
+    if not lifecycle.end(job, OPEN, JobStatus.CANCELLED, error_message=None):
         raise Conflict(
             "already_finished",
             f"The evaluation has already finished ({job.status}); it cannot be cancelled.",
         )
-    deliveries = ApiSide().settle(job)
-    db.session.commit()
-    queue.dispatch(*deliveries)
     if job.job_id:
         try:
             Job.fetch(job.job_id, connection=redis_connection()).cancel()

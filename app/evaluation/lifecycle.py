@@ -16,7 +16,9 @@ from sqlalchemy import update
 
 from app.catalogue import N_
 from app.errors import IllegalTransition
+from app.evaluation.owners import owner_of
 from app.extensions import db
+from app.jobs import queue
 from app.models import GradingJob, JobStatus
 from app.models.jobs import FINAL, TRANSITIONS
 
@@ -56,6 +58,26 @@ def move(
         db.session.commit()
     db.session.refresh(job)
     return result.rowcount == 1
+
+
+def end(
+    job: GradingJob,
+    allowed_from: tuple[JobStatus, ...],
+    status: JobStatus,
+    *,
+    token: str | None = None,
+    **values: object,
+) -> bool:
+    """Move ``job`` to final ``status`` with its owner's effects (app.evaluation.owners) in
+    one transaction, then queue the owner's deliveries. False, and nothing changes, if the
+    row is no longer in ``allowed_from`` (or no longer RQ job ``token``'s)."""
+    if not move(job, allowed_from, status, token=token, commit=False, **values):
+        db.session.rollback()
+        return False
+    deliveries = owner_of(job).settle(job)
+    db.session.commit()
+    queue.dispatch(*deliveries)
+    return True
 
 
 def restart(job: GradingJob, *, fresh: bool) -> bool:

@@ -26,14 +26,13 @@ from sqlalchemy.exc import OperationalError
 
 from app.catalogue import N_
 from app.evaluation import lifecycle
-from app.evaluation.owners import Owner, owner_of
+from app.evaluation.owners import owner_of
 from app.extensions import db
 from app.extract import ExtractionError, Kind, extract
 from app.grading import registry, runner
 from app.grading.base import GradingResult, InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError
-from app.jobs import queue
 from app.llm import LLMError, LLMNotConfiguredError
 from app.llm.errors import (
     LLMConnectionError,
@@ -74,29 +73,28 @@ def run(job_id: int, token: str | None) -> None:
     job = db.session.get(GradingJob, job_id)
     if job is None or not _claim(job, token):
         return  # finished, cancelled, taken by another worker, or not due yet
-    owner = owner_of(job)
     try:
-        result = _grade(job, owner, token)
+        result = _grade(job, token)
         status = JobStatus.COMPLETED if result.outcome == Outcome.GRADED else JobStatus.NEEDS_REVIEW
-        _finish(job, owner, token, status, **result.record(), error_message=None)
+        _finish(job, token, status, **result.record(), error_message=None)
     except Cancelled:
         log.info("grading job %s stopped: cancelled or handed to another worker", job.id)
     except OperationalError:
         db.session.rollback()
         raise  # the database is away: the sweeper hands the row back when it returns
     except LLMNotConfiguredError as exc:
-        _fail(job, owner, token, NO_LLM_MESSAGE, exc)
+        _fail(job, token, NO_LLM_MESSAGE, exc)
     except TRANSIENT as exc:
-        _wait_or_fail(job, owner, token, exc)
+        _wait_or_fail(job, token, exc)
     except (ExtractionError, LLMError) as exc:
         log.info("grading job %s failed: %s", job.id, exc)
-        _fail(job, owner, token, exc.user_message, exc)
+        _fail(job, token, exc.user_message, exc)
     except (PluginError, RubricError) as exc:
         log.info("grading job %s: settings need fixing: %s", job.id, exc)
-        _fail(job, owner, token, MISCONFIGURED % {"problem": exc}, exc)
+        _fail(job, token, MISCONFIGURED % {"problem": exc}, exc)
     except Exception as exc:
         log.exception("grading job %s crashed", job.id)
-        _fail(job, owner, token, CRASHED, exc)
+        _fail(job, token, CRASHED, exc)
 
 
 def _claim(job: GradingJob, token: str | None) -> bool:
@@ -116,8 +114,9 @@ def _claim(job: GradingJob, token: str | None) -> bool:
     )
 
 
-def _grade(job: GradingJob, owner: Owner, token: str | None) -> GradingResult:
+def _grade(job: GradingJob, token: str | None) -> GradingResult:
     config = current_app.config
+    owner = owner_of(job)
     brief = owner.brief(job)
     total = OWN_STEPS + registry.get(brief.plugin).steps
 
@@ -159,27 +158,18 @@ def _grade(job: GradingJob, owner: Owner, token: str | None) -> GradingResult:
     return result
 
 
-def _finish(
-    job: GradingJob, owner: Owner, token: str | None, status: JobStatus, **values: object
-) -> None:
-    """Store the final state and the owner's effects in one transaction, then queue the
-    owner's deliveries. Nothing is stored if the row is no longer this job's."""
-    if not lifecycle.move(job, RUNNING, status, token=token, commit=False, **values):
-        db.session.rollback()
+def _finish(job: GradingJob, token: str | None, status: JobStatus, **values: object) -> None:
+    """Store the final state with the owner's effects; nothing if the row is no longer this
+    job's."""
+    if not lifecycle.end(job, RUNNING, status, token=token, **values):
         raise Cancelled()
-    deliveries = owner.settle(job)
-    db.session.commit()
-    queue.dispatch(*deliveries)
 
 
-def _fail(
-    job: GradingJob, owner: Owner, token: str | None, message: str, exc: BaseException
-) -> None:
+def _fail(job: GradingJob, token: str | None, message: str, exc: BaseException) -> None:
     db.session.rollback()
     try:
         _finish(
             job,
-            owner,
             token,
             JobStatus.FAILED,
             error_message=message,
@@ -189,13 +179,13 @@ def _fail(
         log.info("grading job %s failed after it was cancelled or handed on", job.id)
 
 
-def _wait_or_fail(job: GradingJob, owner: Owner, token: str | None, exc: LLMError) -> None:
+def _wait_or_fail(job: GradingJob, token: str | None, exc: LLMError) -> None:
     """Grade again later, on the configured schedule; fail once it has run out."""
     db.session.rollback()
     schedule = current_app.config["EVALUAITOR_LLM_RETRY_SCHEDULE"]
     if job.tries >= len(schedule):
         log.warning("grading job %s: the grading service still fails (%s); giving up", job.id, exc)
-        _fail(job, owner, token, exc.user_message, exc)
+        _fail(job, token, exc.user_message, exc)
         return
     delay = schedule[job.tries] * random.uniform(0.9, 1.1)  # nosec B311: jitter, not secrecy
     log.info("grading job %s: %s; trying again in %.0f s", job.id, exc, delay)

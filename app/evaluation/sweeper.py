@@ -28,7 +28,7 @@ from sqlalchemy import or_, select, update
 from app.catalogue import N_
 from app.evaluation import lifecycle
 from app.evaluation.lifecycle import new_job_id
-from app.evaluation.owners import delivery_models, owner_of
+from app.evaluation.owners import delivery_models
 from app.extensions import db
 from app.jobs import queue
 from app.models import GradingJob, JobStatus, PushStatus
@@ -82,20 +82,14 @@ def _hand_back(job: GradingJob) -> int:
     old = job.job_id
     if job.handbacks >= MAX_HANDBACKS:
         log.warning("grading job %s lost its worker %s times: failed", job.id, job.handbacks)
-        if lifecycle.move(
+        lifecycle.end(
             job,
             (JobStatus.PROCESSING,),
             JobStatus.FAILED,
             token=old,
-            commit=False,
             error_message=STOPPED_AGAIN,
             error_details={"exception_type": "WorkerLost"},
-        ):
-            deliveries = owner_of(job).settle(job)
-            db.session.commit()
-            queue.dispatch(*deliveries)
-        else:
-            db.session.rollback()
+        )
         return 0
     log.info("grading job %s lost its worker: handed back", job.id)
     moved = lifecycle.move(
