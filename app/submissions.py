@@ -207,6 +207,7 @@ class LmsSide:
                 model=chosen.get("model") or activity.model or config["EVALUAITOR_LLM_MODEL"],
             ),
             names=[submission.user.name],
+            comment=submission.comment,
         )
 
     def settle(self, job: GradingJob) -> list[ScorePush]:

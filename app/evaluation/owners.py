@@ -20,12 +20,15 @@ from app.models.jobs import Delivery
 @dataclass(frozen=True)
 class Brief:
     """What the owner asks for: a strategy with its settings and what the file is graded
-    against; ``names`` are the student's, masked in the text before any model sees it."""
+    against; ``names`` are the student's and ``comment`` their note with the upload, both
+    handled by app.grading.runner (the names masked wherever they appear, the comment masked
+    like the text) before any model sees them."""
 
     plugin: str
     assignment: Assignment
     params: dict[str, Any] | None = None
     names: Sequence[str] = field(default_factory=tuple)
+    comment: str = ""
 
 
 class Owner(Protocol):

@@ -146,6 +146,7 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
         params=brief.params,
         names=brief.names,
         mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
+        comment=brief.comment,
     )
     result = runner.grade_with_model(
         grading,

@@ -73,13 +73,17 @@ class Assignment:
 
 @dataclass(frozen=True, kw_only=True)
 class GradingInput(Assignment):
-    """Everything a plugin may use. ``text`` is the main document's text (already masked of
-    obvious personal data when the activity asks for it); ``files`` lists every file."""
+    """Everything a plugin may use, as the runner prepared it (app.grading.runner): ``text``
+    is the main document's text, ``files`` every file (the main document first), ``comment``
+    the student's note with the upload. All of them, and ``reference``, are already cleaned of
+    invisible characters and, when the activity asks for it, masked of obvious personal data;
+    so whatever a plugin sends to a model is safe to send."""
 
     text: str
     filename: str
     params: PluginParams
     files: tuple[InputFile, ...] = ()
+    comment: str = ""
 
 
 @dataclass

@@ -1,14 +1,19 @@
 """Running a grading strategy on one document: the same code path for the RQ worker and for
 ``evaluaitor grade``, so a teacher trying a rubric offline sees what students will get.
 
-The runner validates the strategy's parameters, cleans and (optionally) masks the text,
-flags attempts to instruct the grader, calls the plugin, applies score caps, and assembles
-the provenance. It touches neither Flask nor the database.
+The runner validates the strategy's parameters, flags attempts to instruct the grader, and
+prepares the one input every plugin sees (:func:`model_input`): every piece the student
+wrote (the main text, every file and its name, the upload comment) and the teacher's reference
+material lose their invisible characters and, when the activity asks for it, their obvious
+personal data, in this one place, so no strategy can send a raw value to a model. Then it
+calls the plugin, applies score caps, and assembles the provenance. It touches neither Flask
+nor the database.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -22,6 +27,7 @@ from app.grading.base import (
     GradingResult,
     InputFile,
     Outcome,
+    PluginParams,
     Progress,
 )
 from app.llm.session import LLMSession, llm_session
@@ -39,9 +45,13 @@ class Job:
     assignment: Assignment
     document: InputFile
     params: dict[str, Any] | None = None
-    #: Names of the student (from the launch) to mask if they appear in the text.
+    #: Names of the student (from the launch) to mask wherever they appear.
     names: Sequence[str] = field(default_factory=tuple)
     mask_pii: bool = True
+    #: The student's note with the upload: it reaches the model, so it is masked like the text.
+    comment: str = ""
+    #: The submission's other files, after ``document``.
+    attachments: tuple[InputFile, ...] = ()
 
     @classmethod
     def for_text(
@@ -86,23 +96,9 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     app.llm.LLMError for model failures; everything else is in the result."""
     plugin = registry.get(job.plugin)
     params = registry.validate_params(plugin, job.params)
-    document = job.document
-    flags = [
-        Flag(f.code, f"{f.message} Evidence: {f.evidence}") for f in safety.inspect(document.text)
-    ]
-    text = safety.strip_invisible(document.text)
-    masked: dict[str, int] = {}
-    if job.mask_pii:  # numbers are masked in prose only: in code they are the program
-        text, report = safety.mask_pii(text, names=job.names, kind=document.kind)
-        masked = dict(report.counts)
-    assignment = {f.name: getattr(job.assignment, f.name) for f in fields(Assignment)}
-    result = plugin.grade(
-        GradingInput(
-            **assignment, text=text, filename=document.name, params=params, files=(document,)
-        ),
-        llm,
-        progress,
-    )
+    flags = _safety_flags(job)
+    grading_input, masked = model_input(job, params)
+    result = plugin.grade(grading_input, llm, progress)
     result.flags = [*flags, *result.flags]
     _apply_caps(result)
     if result.outcome == Outcome.GRADED and any(f.code in HOLD_FOR_REVIEW for f in result.flags):
@@ -112,11 +108,56 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
         "plugin": plugin.name,
         "plugin_version": plugin.version,
         "params": params.model_dump(mode="json"),
-        "masked": masked,
+        "masked": _totals(masked) if job.mask_pii else {},
+        "masked_in": {label: dict(counts) for label, counts in masked.items()},
         **llm.provenance(),
         **result.provenance,
     }
     return result
+
+
+def model_input(job: Job, params: PluginParams) -> tuple[GradingInput, dict[str, Counter[str]]]:
+    """What the plugin sees: every student-supplied piece and the reference without invisible
+    characters and, if ``job.mask_pii``, masked; with what was masked in each piece, by label
+    ("file essay.txt", "file names", "comment", "reference"). Masked files carry no ``path``,
+    so no plugin can read the raw bytes behind them."""
+    masked: dict[str, Counter[str]] = {}
+
+    def clean(label: str, text: str, kind: str = "text") -> str:
+        text = safety.strip_invisible(text)
+        if not job.mask_pii:
+            return text
+        text, report = safety.mask_pii(text, names=job.names, kind=kind)
+        if counts := +Counter(report.counts):
+            masked[label] = masked.get(label, Counter()) + counts
+        return text
+
+    files = []
+    for f in (job.document, *job.attachments):
+        name = clean("file names", f.name, "code")  # no numbers: names hold dates and versions
+        files.append(InputFile(name, f.kind, clean(f"file {name}", f.text, f.kind)))
+    assignment = {f.name: getattr(job.assignment, f.name) for f in fields(Assignment)}
+    assignment["reference"] = clean("reference", job.assignment.reference)
+    grading_input = GradingInput(
+        **assignment,
+        text=files[0].text,
+        filename=files[0].name,
+        params=params,
+        files=tuple(files),
+        comment=clean("comment", job.comment),
+    )
+    return grading_input, masked
+
+
+def _safety_flags(job: Job) -> list[Flag]:
+    """Flags on everything the student wrote; a flag outside the main text says where."""
+    pieces = [("", job.document.text), *((f"In {f.name}: ", f.text) for f in job.attachments)]
+    pieces.append(("In the upload comment: ", job.comment))
+    return [
+        Flag(f.code, f"{where}{f.message} Evidence: {f.evidence}")
+        for where, text in pieces
+        for f in safety.inspect(text)
+    ]
 
 
 def _apply_caps(result: GradingResult) -> None:
@@ -128,3 +169,9 @@ def _apply_caps(result: GradingResult) -> None:
     if result.score > ceiling:
         result.provenance["capped_from"] = result.score
         result.score = ceiling
+
+
+def _totals(masked: dict[str, Counter[str]]) -> dict[str, int]:
+    """Replacements by placeholder over all pieces, every placeholder named."""
+    totals = sum(masked.values(), Counter())
+    return {what: totals[what] for what in ("email", "phone", "id", "name")}
