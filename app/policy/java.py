@@ -9,7 +9,7 @@ simulator does not understand raises ``Unresolved``; callers treat that as "unsu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -239,6 +239,63 @@ def evaluate(unit: JavaUnit, node: Node, env: dict[str, int]) -> int:
             if op in _BINARY:
                 return _BINARY[op](evaluate(unit, left, env), evaluate(unit, right, env))
     raise Unresolved(f"cannot evaluate {kind}")
+
+
+Constant = int | str
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
+MAX_FOLD_DEPTH = 3
+
+
+def string_value(unit: JavaUnit, node: Node) -> str:
+    """The text a string literal stands for (simple escapes decoded, others kept as written)."""
+    parts = []
+    for child in node.named_children:
+        text = unit.text(child)
+        if child.type == "escape_sequence" and len(text) == 2:
+            text = _ESCAPES.get(text[1], text[1])
+        parts.append(text)
+    return "".join(parts)
+
+
+def fold(
+    unit: JavaUnit,
+    node: Node,
+    holder: Callable[[str], Node | None],
+    depth: int = 0,
+) -> Constant:
+    """Value of an expression made only of literals, with Java's ``+`` on strings.
+
+    Numbers, strings, parentheses, ``+ - * / %`` and names whose only value (``holder``: the
+    initialiser of a variable never written again) is such an expression, up to
+    ``MAX_FOLD_DEPTH`` names deep. Anything else (a call, a cast, a variable the program
+    changes) raises Unresolved: the expression is computed at run time.
+    """
+    literal = int_literal(unit, node)
+    if literal is not None:
+        return literal
+    kind = node.type
+    if kind == "string_literal":
+        return string_value(unit, node)
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return fold(unit, node.named_children[0], holder, depth)
+    if kind == "identifier" and depth < MAX_FOLD_DEPTH:
+        value = holder(unit.text(node))
+        if value is not None:
+            return fold(unit, value, holder, depth + 1)
+    if kind == "unary_expression" and _op(unit, node) in ("-", "+"):
+        operand = node.child_by_field_name("operand")
+        value = fold(unit, operand, holder, depth) if operand is not None else None
+        if isinstance(value, int):
+            return -value if _op(unit, node) == "-" else value
+    if kind == "binary_expression" and _op(unit, node) in ("+", "-", "*", "/", "%"):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is not None and right is not None:
+            a, b = fold(unit, left, holder, depth), fold(unit, right, holder, depth)
+            if _op(unit, node) == "+" and (isinstance(a, str) or isinstance(b, str)):
+                return f"{a}{b}"
+            if isinstance(a, int) and isinstance(b, int):
+                return _BINARY[_op(unit, node)](a, b)
+    raise Unresolved(f"{kind} is not a constant expression")
 
 
 @dataclass

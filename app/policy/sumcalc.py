@@ -6,11 +6,15 @@ on the syntax tree of every ``.java`` file (comments and strings never count as 
 * **CompileError** (0.25): the code judge says it did not compile; or, when no judge ran, the
   parser found a definite syntax error. With a syntax error the other rules stay silent, because
   the tree they would read is a guess.
-* **HardcodedOnly** (0.25): a print or ``return`` shows 5050 literally (the literal, a string
-  containing the number 5050, or a variable that only ever holds one of those) and the program
-  computes nothing: no loop that writes a variable, no recursion, no ``IntStream`` range or sum,
-  no ``*``/``/`` formula (the seed counts a closed formula such as ``n * (n + 1) / 2``, even
-  written with literals, as a computation). Assertions and comparisons with 5050 are not outputs.
+* **HardcodedOnly** (0.25): a print or ``return`` shows 5050 spelled out (the literal, a string
+  containing the number 5050, a constant expression of literals worth it such as ``5000 + 50``,
+  ``2525 * 2`` or ``"50" + "50"``, or a variable that only ever holds one of those) and the
+  program computes nothing: no loop that writes a variable, no recursion, no ``IntStream`` range
+  or sum, no ``*``/``/`` formula. A formula reads a variable the program changes or, written
+  with literals, names the task's 100 or 101 (the seed counts ``n * (n + 1) / 2``, even as
+  ``100 * 101 / 2``, as a computation); a ``+`` of 100 or more terms is the sum written out.
+  Concatenation follows Java (``"Sum: " + 5000 + 50`` prints 500050, which is not 5050).
+  Assertions and comparisons with 5050 are not outputs.
 * **EvenOnly** (0.55) and **OffByOne** (0.60): every summing loop (``s += e`` or ``s = s + e``
   in a counting loop with constant bounds) and ``IntStream.range[Closed](a, b)[.filter].sum()`` is
   simulated, giving the values each sum received. If anything could not be followed, or any sum
@@ -32,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from tree_sitter import Node
 
@@ -245,16 +249,19 @@ def check_compile_error(context: PolicyContext) -> list[Evidence]:
 
 
 def _shows_target(unit: JavaUnit, node: Node, depth: int = 0) -> bool:
-    """Whether ``node`` spells out 5050 (literal, string, or a variable holding only that)."""
+    """Whether ``node`` spells out 5050: a literal or string, a constant expression of literals
+    (``5000 + 50``, ``"50" + "50"``), or a variable only ever holding one of those."""
     for part in java.walk(node):
-        if java.int_literal(unit, part) == TARGET:
-            return True
-        if part.type == "string_literal" and NUMBER_TARGET.search(unit.text(part)):
-            return True
-        if part.type == "identifier" and depth < 3:
-            holders = _only_value(unit, unit.text(part))
-            if holders is not None and _shows_target(unit, holders, depth + 1):
+        if part.type == "identifier" and depth < java.MAX_FOLD_DEPTH:
+            holder = _only_value(unit, unit.text(part))
+            if holder is not None and _shows_target(unit, holder, depth + 1):
                 return True
+        try:
+            value = java.fold(unit, part, partial(_only_value, unit))
+        except Unresolved:
+            continue
+        if value == TARGET or (isinstance(value, str) and NUMBER_TARGET.search(value)):
+            return True
     return False
 
 
@@ -270,13 +277,44 @@ def _only_value(unit: JavaUnit, name: str) -> Node | None:
     return declared[0].child_by_field_name("value")
 
 
+def _operands(unit: JavaUnit, node: Node, operators: tuple[str, ...]) -> list[Node]:
+    """The operands of a chain of ``operators`` (``a * b / c`` gives a, b, c), parentheses
+    kept: ``(100 + 1)`` is one operand."""
+    op = node.child_by_field_name("operator")
+    if node.type != "binary_expression" or op is None or unit.text(op) not in operators:
+        return [node]
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    return [
+        *(_operands(unit, left, operators) if left is not None else []),
+        *(_operands(unit, right, operators) if right is not None else []),
+    ]
+
+
+def _is_formula(unit: JavaUnit, node: Node) -> bool:
+    """Whether a ``*``/``/`` (or a long ``+`` chain) computes something rather than spelling
+    out a constant: it reads a variable the program changes, or, written with literals only,
+    it is put in the task's terms (an operand of 100 or 101, as in ``100 * 101 / 2``) or adds
+    up at least 100 terms (the sum written out by hand)."""
+    operator = unit.text(node.child_by_field_name("operator") or node)
+    if operator == "+":
+        return len(_operands(unit, node, ("+",))) >= 100
+    if operator not in ("*", "/"):
+        return False
+    holder = partial(_only_value, unit)
+    try:
+        values = [java.fold(unit, n, holder) for n in _operands(unit, node, ("*", "/"))]
+    except Unresolved:
+        return True
+    return any(value in (100, 101) for value in values)
+
+
 def _computes(unit: JavaUnit) -> bool:
     for loop in java.find(unit.root, *java.LOOP_TYPES):
         body = loop.child_by_field_name("body")
         if body is not None and java.find(body, "assignment_expression", "update_expression"):
             return True
     for node in java.find(unit.root, "binary_expression"):
-        if unit.text(node.child_by_field_name("operator") or node) in ("*", "/"):
+        if _is_formula(unit, node):
             return True
     for call in java.find(unit.root, "method_invocation"):
         name = unit.text(call.child_by_field_name("name") or call)
