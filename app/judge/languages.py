@@ -115,8 +115,19 @@ def _java_run(main_class: str, heap: int) -> list[str]:
     return ["java", "-Xss8m", f"-Xmx{heap_mib}m", *_JVM_FLAGS, "-cp", BUILD, main_class]
 
 
+# GCC 12 only warns about these C type errors (``int sum = "zero";``, a call to an undeclared
+# function) and builds a program anyway; GCC 14 refuses them, as javac and g++ always do.
+_C_TYPE_ERRORS = (
+    "-Werror=implicit-function-declaration",
+    "-Werror=implicit-int",
+    "-Werror=int-conversion",
+    "-Werror=incompatible-pointer-types",
+)
+
+
 def _c_compile(files: Sequence[str]) -> list[str]:
-    return ["gcc", "-O2", "-std=gnu17", "-pipe", "-o", f"{BUILD}/main", *files, "-lm"]
+    flags = ["-O2", "-std=gnu17", *_C_TYPE_ERRORS, "-pipe"]
+    return ["gcc", *flags, "-o", f"{BUILD}/main", *files, "-lm"]
 
 
 def _cpp_compile(files: Sequence[str]) -> list[str]:
@@ -129,6 +140,12 @@ def _native_entry(sources: Mapping[str, str]) -> str:
 
 def _native_run(entry: str, heap: int) -> list[str]:
     return [entry]
+
+
+def _node_check(files: Sequence[str]) -> list[str]:
+    """Syntax check of every file (``node --check`` takes one), so a SyntaxError is a compile
+    error rather than a crash in each test. JavaScript has no types to check before running."""
+    return ["sh", "-c", 'for f do node --check "$f" || exit 1; done', "node-check", *files]
 
 
 def _node_run(entry: str, heap: int) -> list[str]:
@@ -158,10 +175,11 @@ LANGUAGES: dict[str, Language] = {
             "javascript",
             (".js",),
             "node",
-            None,
+            _node_check,
             _main_file("main.js"),
             _node_run,
             vm_overhead=2 * GIB,
+            compile_vm_overhead=2 * GIB,
         ),
     )
 }

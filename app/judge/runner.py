@@ -9,7 +9,8 @@ import math
 import shutil
 import signal
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -229,6 +230,38 @@ def _compile(lang: Language, workdir: Path, sources: list[str]) -> tuple[bool, s
     return True, output
 
 
+class CompilerMissing(RuntimeError):
+    """This server has no toolchain for the language: a check that needs it must say so
+    rather than blame the student's code."""
+
+
+@contextmanager
+def _submission(source_files: Mapping[str, str | bytes]) -> Iterator[Path]:
+    """A fresh work directory holding the submission, removed afterwards (reachable by the
+    sandbox's uids: the default temporary directory, see docs/sandbox.md)."""
+    workdir = Path(tempfile.mkdtemp(prefix="judge-"))
+    try:
+        _write_sources(workdir, source_files)
+        yield workdir
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def compile_only(source_files: Mapping[str, str], language: str | None) -> tuple[bool, str]:
+    """Compile a submission without running it, in the sandbox: ``(compiled, messages)``.
+
+    The static checks use it when no teacher test made the judge compile; a language without
+    a compile step (JavaScript is only syntax-checked) passes when its check does. Raises
+    CompilerMissing when this server lacks the toolchain, SandboxUnavailable when it cannot
+    sandbox, UnsupportedLanguage for files no language here reads.
+    """
+    lang = detect_language(list(source_files), language)
+    if not lang.available():
+        raise CompilerMissing(f"{lang.executable} is not installed on this server")
+    with _submission(source_files) as workdir:
+        return _compile(lang, workdir, sources_for(lang, list(source_files)))
+
+
 def judge(
     source_files: Mapping[str, str | bytes],
     language: str | None,
@@ -246,9 +279,7 @@ def judge(
     limits = limits or Limits()
     lang = detect_language(list(source_files), language)
     sources = sources_for(lang, list(source_files))
-    workdir = Path(tempfile.mkdtemp(prefix="judge-"))
-    try:
-        _write_sources(workdir, source_files)
+    with _submission(source_files) as workdir:
         texts = {
             name: (c if isinstance(c, str) else c.decode("utf-8", errors="replace"))
             for name, c in source_files.items()
@@ -265,8 +296,6 @@ def judge(
             ]
         else:
             results = [_run_test(lang, entry, workdir, t, limits) for t in tests]
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     return JudgeReport(
         language=lang.name,
         compiled=compiled,

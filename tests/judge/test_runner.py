@@ -9,7 +9,15 @@ import pytest
 
 import app
 from app.judge.languages import detect_language, java_main_class
-from app.judge.runner import Compare, JudgeReport, TestCase, judge, outputs_match
+from app.judge.runner import (
+    Compare,
+    CompilerMissing,
+    JudgeReport,
+    TestCase,
+    compile_only,
+    judge,
+    outputs_match,
+)
 from app.judge.sandbox import MIB, Limits
 
 SUM_TESTS = [
@@ -63,6 +71,36 @@ BROKEN = {
     ),
     "c": ({"sum.c": "int main(void) { return y; }"}, "undeclared"),
     "cpp": ({"sum.cpp": "int main() { return y; }"}, "not declared"),
+    "javascript": ({"main.js": "console.log((1;\n"}, "SyntaxError"),
+}
+
+# Programs that parse but do not type-check: a string in an int, a call to a function that
+# does not exist. (Python cannot tell before running: both are errors only at run time.)
+TYPE_ERRORS = {
+    ("java", "string in int"): (
+        {"Main.java": 'class Main { public static void main(String[] a) { int sum = "zero"; } }'},
+        "incompatible types",
+    ),
+    ("java", "undefined method"): (
+        {"Main.java": "class Main { public static void main(String[] a) { total(5); } }"},
+        "cannot find symbol",
+    ),
+    ("c", "string in int"): (
+        {"sum.c": 'int main(void) { int sum = "zero"; return sum; }'},
+        "int-conversion",
+    ),
+    ("c", "undefined function"): (
+        {"sum.c": "int main(void) { return total(5); }"},
+        "implicit-function-declaration",
+    ),
+    ("cpp", "string in int"): (
+        {"sum.cpp": 'int main() { int sum = "zero"; return sum; }'},
+        "invalid conversion",
+    ),
+    ("cpp", "undefined function"): (
+        {"sum.cpp": "int main() { return total(5); }"},
+        "was not declared",
+    ),
 }
 
 CRASH = {
@@ -106,6 +144,7 @@ def test_wrong_answer_gets_partial_credit_by_weight(language: str) -> None:
 
 @pytest.mark.parametrize("language", sorted(BROKEN))
 def test_compile_error_carries_the_compiler_message(language: str) -> None:
+    need(language)
     files, message = BROKEN[language]
     report = judge(files, language, SUM_TESTS)
     assert not report.compiled
@@ -114,6 +153,30 @@ def test_compile_error_carries_the_compiler_message(language: str) -> None:
     assert {t.status for t in report.tests} == {"compile_error"}
     assert all(message in t.message for t in report.tests)
     assert report.score == 0
+
+
+@pytest.mark.parametrize("case", sorted(TYPE_ERRORS), ids=" ".join)
+def test_type_errors_are_compile_errors(case: tuple[str, str]) -> None:
+    language = case[0]
+    need(language)
+    files, message = TYPE_ERRORS[case]
+    compiled, output = compile_only(files, language)
+    assert not compiled
+    assert message in output
+    report = judge(files, language, SUM_TESTS[:1])
+    assert [t.status for t in report.tests] == ["compile_error"]
+
+
+@pytest.mark.parametrize("language", LANGS)
+def test_compile_only_accepts_a_correct_program(language: str) -> None:
+    need(language)
+    assert compile_only(SUM[language], language)[0]
+
+
+def test_compile_only_without_the_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(CompilerMissing, match="javac is not installed"):
+        compile_only(SUM["java"], "java")
 
 
 @pytest.mark.parametrize("language", LANGS)
