@@ -449,3 +449,23 @@ def test_masking_two_megabytes():
     expected = "Contact [email] or [phone] ([name]), nota 8,5/10 el 12/05/2024.\n"
     assert masked == expected * copies
     assert report.counts == {"email": copies, "phone": copies, "id": 0, "name": copies}
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("# Call +34 612 345 678 or (555) 123-4567", "# Call [phone] or [phone]"),
+        ('print("Tel. 612 345 678")', 'print("Tel. [phone]")'),
+        ("x = 612-345-678; y = 612345678", "x = 612-345-678; y = 612345678"),
+        ('dni = "12345678Z"; n = 12345678L', 'dni = "[id]"; n = 12345678L'),
+        ("// Student ID: 12345678\nid = 12345678", "// Student ID: [id]\nid = 12345678"),
+        ("X1234567Z = 12345678 - Z", "X1234567Z = 12345678 - Z"),
+    ],
+)
+def test_code_loses_only_the_numbers_no_program_can_hold(code, expected):
+    assert mask_pii(code, kind=Kind.CODE)[0] == expected
+
+
+def test_names_joined_by_underscores_are_masked():
+    masked, _ = mask_pii("Joan_Garcia_essay.pdf and joan_garcias", names=["Joan García"])
+    assert masked == "[name]_essay.pdf and joan_garcias"

@@ -1,6 +1,10 @@
 """Personal data replaced by placeholders (``[email]``, ``[phone]``, ``[id]``, ``[name]``)
-before the model reads a submission. Numbers are masked only in prose: in code, masking a
-number changes the program.
+before the model reads a submission.
+
+In code, masking a number could change the program, so there only the numbers that cannot be
+program tokens are masked: phones written in blank-separated groups or with a parenthesised
+area code, DNIs that no literal or name can be, and ids after a label longer than a
+bare "id". Those can only sit in a comment or a string, where they are the student's data.
 """
 
 from __future__ import annotations
@@ -23,9 +27,14 @@ from app.grading.safety.patterns import (
 )
 from app.safe_regex import UserPattern, compile_user_pattern
 
-#: Document kinds (``app.extract.Kind`` values) whose numbers may be masked: in code, masking a
-#: number changes the program.
+#: Document kinds (``app.extract.Kind`` values) whose numbers are all masked; in other kinds
+#: (code) only the numbers that cannot be part of the program are.
 PROSE_KINDS = frozenset({"pdf", "docx", "text", "markdown"})
+
+
+_WRITTEN_GROUPS = re.compile(r"\d[ \t(]|\)")
+_LITERAL_SUFFIXES = frozenset("LFD")
+_BARE_ID = re.compile(r"id(?![ \t]+(?:number|no\b))[ \t]*(?:[:#=]|n[º°o]\.?)?[ \t]*\d", re.I)
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,24 @@ def _is_phone(m: re.Match[str]) -> bool:
     return shape == (3, 3, 4) and digits[0] != "1" or shape == (1, 3, 3, 4) and digits[0] == "1"
 
 
+def _is_written_phone(m: re.Match[str]) -> bool:
+    """A phone as only a comment or a string holds it: digit groups apart by blanks, or an
+    area code in parentheses (``612-345-678`` may be a subtraction)."""
+    return _is_phone(m) and _WRITTEN_GROUPS.search(m.group()) is not None
+
+
+def _not_a_token(m: re.Match[str]) -> bool:
+    """A DNI that no program holds as code: ``X1234567Z`` may be a name, ``12345678-Z`` a
+    subtraction, ``12345678L`` a long and ``12345678F`` a float."""
+    found = m.group()
+    return found[0].isdigit() and "-" not in found and found[-1] not in _LITERAL_SUFFIXES
+
+
+def _long_label(m: re.Match[str]) -> bool:
+    """``student id: 1234567`` is data; ``id = 1234567`` in a program is an assignment."""
+    return _BARE_ID.match(m.group()) is None
+
+
 def mask_pii(
     text: str,
     *,
@@ -67,19 +94,25 @@ def mask_pii(
     ``names`` (the launch's name, given and family names) match whole words, ignoring case and
     accents. ``patterns`` are extra student-id regexes, run by RE2 like every pattern a person
     writes (:func:`app.safe_regex.compile_user_pattern`, which raises RefusedPattern). Numbers
-    (phones, ids, ``patterns``) are masked only when ``kind`` is one of ``PROSE_KINDS``. Masking
+    (phones, ids, ``patterns``) are all masked only when ``kind`` is one of ``PROSE_KINDS``;
+    in code only those that cannot be program tokens are (see the module's note). Masking
     twice gives the same text: placeholders are never matched again.
     """
     counts = dict.fromkeys(("email", "phone", "id", "name"), 0)
-    numbers = kind in PROSE_KINDS
+    prose = kind in PROSE_KINDS
     steps: list[Callable[[str], str]] = []
     if emails:
         steps.append(_regex_step(_EMAIL, "email", counts))
-    if ids and numbers:
-        steps += [_regex_step(_DNI, "id", counts), _regex_step(_LABELED_ID, "id", counts, group=1)]
+    if ids:
+        steps += [
+            _regex_step(_DNI, "id", counts, accept=None if prose else _not_a_token),
+            _regex_step(_LABELED_ID, "id", counts, group=1, accept=None if prose else _long_label),
+        ]
+    if ids and prose:
         steps += [_regex_step(compile_user_pattern(p), "id", counts) for p in patterns]
-    if phones and numbers:
-        steps.append(_regex_step(_PHONE, "phone", counts, accept=_is_phone))
+    if phones:
+        accept = _is_phone if prose else _is_written_phone
+        steps.append(_regex_step(_PHONE, "phone", counts, accept=accept))
     if name_pattern := _names_pattern(names):
         steps.append(lambda piece: _mask_names(piece, name_pattern, counts))
     for step in steps:
@@ -112,8 +145,9 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
     longest_first = sorted((name for name in folded if len(name) >= 2), key=len, reverse=True)
     if not longest_first:
         return None
-    alternatives = "|".join(r"\s+".join(map(re.escape, name.split())) for name in longest_first)
-    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
+    # "Ana_Perez_essay.pdf": an underscore separates words in file and user names
+    alternatives = "|".join(r"[\s_]+".join(map(re.escape, name.split())) for name in longest_first)
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])")
 
 
 def _mask_names(piece: str, pattern: re.Pattern[str], counts: dict[str, int]) -> str:
