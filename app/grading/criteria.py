@@ -5,13 +5,16 @@ The score is the weighted sum over the rubric's total positive weight, clamped t
 the raw weighted sum when ``normalize`` is off. Three modes ask the model differently:
 ``per_criterion`` (one call per criterion, run concurrently), ``one_shot`` (one call for all
 criteria) and ``holistic`` (one call for a 0–100 score, read as that share of the positive
-weight). Unreadable replies are retried, then replaced by the teacher's fallback verdicts if
-set; otherwise the submission goes to review without a score. An optional length penalty is
-subtracted after all that.
+weight; a reply that writes another scale goes to review rather than being converted).
+Unreadable replies are logged, retried, then replaced by the teacher's fallback verdicts: once
+either sign has one, the other defaults to UNMET, as in the rubric seed; with neither, the
+submission goes to review without a score. An optional length penalty is subtracted after all
+that.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
@@ -32,8 +35,11 @@ from app.grading.base import (
 from app.grading.length_penalty import LengthPenalty
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.grading.rubric import Criterion, Rubric
-from app.llm.jsonreply import parse_json_reply
+from app.grading.scores import read_score
+from app.llm.jsonreply import parse_json_reply, preview
 from app.llm.session import LLMSession
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Verdict = Literal["MET", "UNMET"]
@@ -112,15 +118,15 @@ class CriteriaParams(ModelParams):
     fallback_positive: Verdict | None = Field(
         None,
         description=N_(
-            "Verdict assumed for a requirement whose reply stays unreadable; "
-            "empty sends the submission to review instead."
+            "Verdict assumed for a requirement whose reply stays unreadable; empty: UNMET "
+            "if faults have a fallback, else the submission goes to review."
         ),
     )
     fallback_negative: Verdict | None = Field(
         None,
         description=N_(
-            "Verdict assumed for a fault whose reply stays unreadable; "
-            "empty sends the submission to review instead."
+            "Verdict assumed for a fault whose reply stays unreadable; empty: UNMET "
+            "if requirements have a fallback, else the submission goes to review."
         ),
     )
     length_penalty: LengthPenalty | None = Field(
@@ -133,6 +139,16 @@ class Judgement:
     verdict: str  # "MET" or "UNMET"
     reason: str
     evidence: str = ""
+
+
+@dataclass(frozen=True)
+class Overall:
+    """A holistic reply: the 0-100 score and the feedback; ``off_scale`` is the review reason
+    when the model wrote its score on another scale."""
+
+    score: float
+    explanation: str
+    off_scale: str | None = None
 
 
 class Criteria(GradingPlugin):
@@ -157,7 +173,7 @@ class Criteria(GradingPlugin):
         ask = _Asker(job, params, llm, text, truncated)
         progress(1, self.steps, N_("Asking the grader model"))
         judgements: list[Judgement | None] = [None] * len(rubric.criteria)
-        holistic: tuple[float, str] | None = None
+        holistic: Overall | None = None
         if params.mode == "per_criterion":
             answers = llm.map(ask.criterion, rubric.criteria)
             judgements = [judgement for judgement, _ in answers]
@@ -171,9 +187,12 @@ class Criteria(GradingPlugin):
         result = GradingResult(Outcome.GRADED, None, None, "", raw_replies=replies)
         result.provenance = {"mode": params.mode, "truncated_input": truncated}
         if holistic is not None:
-            llm_score, result.feedback = holistic
-            raw = llm_score / 100 * rubric.total_positive_weight
-            _score(result, job, params, rubric, raw, llm_raw=llm_score)
+            result.feedback = holistic.explanation
+            if holistic.off_scale:
+                result.outcome, result.error = Outcome.NEEDS_REVIEW, holistic.off_scale
+                return result
+            raw = holistic.score / 100 * rubric.total_positive_weight
+            _score(result, job, params, rubric, raw, llm_raw=holistic.score)
             return result
 
         judgements, fallen = _with_fallbacks(rubric, params, judgements)
@@ -224,7 +243,7 @@ class _Asker:
         task = ONE_SHOT_TASK.format(listing=listing, ids=", ".join(ids), shape=JUDGEMENT_SHAPE)
         return self._ask(task, lambda reply: _judgements(parse_json_reply(reply), ids))
 
-    def holistic(self, rubric: Rubric) -> tuple[tuple[float, str] | None, list[str]]:
+    def holistic(self, rubric: Rubric) -> tuple[Overall | None, list[str]]:
         listing = "\n".join(
             f"- {c.name} (weight {c.weight:g}): {c.requirement}" for c in rubric.criteria
         )
@@ -245,7 +264,8 @@ class _Asker:
             {"role": "user", "content": user},
         ]
         replies: list[str] = []
-        for _ in range(self._params.max_retries + 1):
+        attempts = self._params.max_retries + 1
+        for attempt in range(1, attempts + 1):
             reply = self._llm.complete(
                 messages,
                 model=self._job.model,
@@ -256,6 +276,13 @@ class _Asker:
             try:
                 return parse(reply), replies
             except ValueError as problem:
+                log.warning(
+                    "criteria: unreadable reply (%s), attempt %d of %d: %s",
+                    problem,
+                    attempt,
+                    attempts,
+                    preview(reply),
+                )
                 # Echoing the reply with the problem also keeps a cache from replaying it.
                 messages = [
                     *messages,
@@ -285,26 +312,28 @@ def _judgements(data: Any, ids: list[str]) -> list[Judgement]:
     return [_judgement(data[key]) for key in ids]
 
 
-def _holistic(reply: str) -> tuple[float, str]:
+def _holistic(reply: str) -> Overall:
+    """The reply's 0-100 score; ValueError (asked again) when it has none in that range."""
     data = parse_json_reply(reply)
-    value = data.get("score") if isinstance(data, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError("expected a JSON object with a numeric score")
-    score = float(value)  # a numeric string is accepted; any other string raises ValueError
-    if not 0 <= score <= 100:
-        raise ValueError("the score must be between 0 and 100")
-    return score, str(data.get("explanation") or "").strip()
+    reading = read_score(reply, 100)
+    if not isinstance(data, dict) or reading is None:
+        raise ValueError('expected a JSON object with a "score" between 0 and 100')
+    explanation = str(data.get("explanation") or "").strip()
+    return Overall(reading.score, explanation, reading.mismatch(100))
 
 
 def _with_fallbacks(
     rubric: Rubric, params: CriteriaParams, judgements: list[Judgement | None]
 ) -> tuple[list[Judgement | None], list[str]]:
-    """Unread criteria take the verdict the teacher set for their sign, where one is set."""
+    """Unread criteria take the verdict the teacher set for their sign; once either sign has
+    one, an unset sign means UNMET (the seed's default for both). With none, nothing is filled."""
     filled: list[Judgement | None] = []
     fallen: list[str] = []
+    has_fallback = params.fallback_positive is not None or params.fallback_negative is not None
     for criterion, judgement in zip(rubric.criteria, judgements, strict=True):
         verdict = params.fallback_positive if criterion.weight > 0 else params.fallback_negative
-        if judgement is None and verdict is not None:
+        if judgement is None and has_fallback:
+            verdict = verdict or "UNMET"
             judgement = Judgement(verdict, FALLBACK_REASON)
             fallen.append(criterion.name)
         filled.append(judgement)

@@ -100,7 +100,6 @@ class CriteriaTree(GradingPlugin):
         criteria = [_criterion(tree, leaf, results[leaf.path], job.max_score) for leaf in leaves]
         feedback = _feedback(tree, leaves, results, score, job.max_score)
         if score is None:
-            unanswered = ", ".join(leaf.path for leaf in leaves if results[leaf.path].score is None)
             return GradingResult(
                 outcome=Outcome.NEEDS_REVIEW,
                 score=None,
@@ -109,11 +108,7 @@ class CriteriaTree(GradingPlugin):
                 raw_replies=answers.replies,
                 criteria=criteria,
                 provenance=provenance,
-                error=N_(
-                    "These tests could not give a result: %(tests)s. "
-                    "A teacher needs to review this submission."
-                )
-                % {"tests": unanswered},
+                error=_why_unscored(leaves, results),
             )
         provenance["branches"] = {
             "base": round(score.base, 2),
@@ -129,6 +124,23 @@ class CriteriaTree(GradingPlugin):
             criteria=criteria,
             provenance=provenance,
         )
+
+
+def _why_unscored(leaves: list[Leaf], results: dict[str, LeafResult]) -> str:
+    """The review reason: the tests without a result, and the scales when a model answer
+    was on another one than asked for."""
+    off = [leaf.path for leaf in leaves if results[leaf.path].verdict == ai.OFF_SCALE]
+    if off:
+        return N_(
+            "The model answered %(tests)s on another scale than it was asked for. %(why)s"
+        ) % {
+            "tests": ", ".join(off),
+            "why": results[off[0]].reason,
+        }
+    unanswered = [leaf.path for leaf in leaves if results[leaf.path].score is None]
+    return N_(
+        "These tests could not give a result: %(tests)s. A teacher needs to review this submission."
+    ) % {"tests": ", ".join(unanswered)}
 
 
 def _points(value: float) -> str:

@@ -19,6 +19,7 @@ from app.grading.retrieval import ScoredPassage
 
 if TYPE_CHECKING:
     from app.grading.pipeline import PipelineParams
+    from app.grading.rubric import Rubric
 
 #: Token estimate without a tokenizer (none can be downloaded here, and the model is not
 #: known in advance): about 4 characters per token for English prose with GPT-style
@@ -169,10 +170,16 @@ def _fit(prompt: _Prompt, marker: str, params: PipelineParams) -> tuple[_Prompt,
 def _task_text(job: GradingInput) -> str:
     lines = ["Assignment instructions:", job.instructions.strip() or "(no instructions given)"]
     if job.rubric is not None:
-        lines += ["", f"Rubric{f': {job.rubric.title}' if job.rubric.title else ''}"]
-        for criterion in job.rubric.criteria:
-            kind = "requirement" if criterion.weight > 0 else "fault, subtracts when present"
-            weight = _format_number(criterion.weight)
-            lines.append(f"- {criterion.name} ({kind}, weight {weight}): {criterion.requirement}")
+        lines += ["", rubric_listing(job.rubric)]
     lines += ["", f"Maximum score: {_format_number(job.max_score)}"]
+    return "\n".join(lines)
+
+
+def rubric_listing(rubric: Rubric) -> str:
+    """The rubric as the model reads it: its title, then each criterion with its weight."""
+    lines = [f"Rubric{f': {rubric.title}' if rubric.title else ''}"]
+    for criterion in rubric.criteria:
+        kind = "requirement" if criterion.weight > 0 else "fault, subtracts when present"
+        weight = _format_number(criterion.weight)
+        lines.append(f"- {criterion.name} ({kind}, weight {weight}): {criterion.requirement}")
     return "\n".join(lines)

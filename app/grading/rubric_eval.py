@@ -1,13 +1,17 @@
 """``rubric_eval``: one chat-completions call with the task and the student's text.
 
 The model is asked for Markdown feedback ending in a ``Final score: X/MAX`` line; the
-score is then read from whatever it actually wrote (:mod:`app.grading.scores`). No
-trustworthy score means ``needs_review``, never a guessed number.
+score is then read from whatever it actually wrote (:mod:`app.grading.scores`). Many graders
+answer with JSON instead, criterion by criterion (LAMB assistants among them): that is read
+into criteria and a feedback text (:mod:`app.grading.replies`), and must add up. No
+trustworthy score, a score on another scale than the one asked for, or criteria that
+contradict the total or the rubric mean ``needs_review``, never a guessed or converted number.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+import logging
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -20,9 +24,14 @@ from app.grading.base import (
     Outcome,
     Progress,
 )
+from app.grading.pipeline_prompts import rubric_listing
 from app.grading.prompts import DATA_RULES, clip, fence
-from app.grading.scores import read_score
+from app.grading.replies import contradiction, read_breakdown
+from app.grading.scores import ScoreReading, read_score
+from app.llm.jsonreply import preview
 from app.llm.session import LLMSession
+
+log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = f"""\
 You are an experienced teacher grading one student's submission against the assignment \
@@ -38,7 +47,7 @@ Final score: X/{{maximum}}"""
 USER_PROMPT = """\
 Assignment instructions:
 {instructions}
-
+{rubric}
 Maximum score: {maximum}
 
 Student submission ({kind}):
@@ -75,6 +84,7 @@ class RubricEval(GradingPlugin):
                 "role": "user",
                 "content": USER_PROMPT.format(
                     instructions=job.instructions.strip() or "(no instructions were given)",
+                    rubric=f"\n{rubric_listing(job.rubric)}\n" if job.rubric else "",
                     maximum=maximum,
                     kind=f".{kind} file",
                     fenced=fence(text, marker),
@@ -89,25 +99,36 @@ class RubricEval(GradingPlugin):
             max_tokens=params.max_tokens,
         )
         progress(2, self.steps, N_("Reading the score"))
-        reading = read_score(completion.content, job.max_score)
-        provenance: dict = {"truncated_input": truncated}
-        if reading is None:
-            return GradingResult(
-                outcome=Outcome.NEEDS_REVIEW,
-                score=None,
-                scale=None,
-                feedback=completion.content,
-                raw_replies=[completion.content],
-                provenance=provenance,
-                error=N_("The grader's reply has no clear score; a teacher needs to review it."),
-            )
-        provenance["score_marker"] = reading.marker
-        provenance["score_evidence"] = reading.text
-        return GradingResult(
-            outcome=Outcome.GRADED,
-            score=reading.score,
-            scale=reading.scale or job.max_score,
-            feedback=completion.content,
-            raw_replies=[completion.content],
-            provenance=provenance,
-        )
+        return _result(completion.content, job, {"truncated_input": truncated})
+
+
+def _result(reply: str, job: GradingInput, provenance: dict[str, Any]) -> GradingResult:
+    """The reply as a result: its criteria and feedback when it is structured, its score when
+    that is unambiguous, on the scale asked for and consistent with its criteria."""
+    breakdown = read_breakdown(reply)
+    reading = read_score(reply, job.max_score)
+    if reading is None and breakdown and breakdown.criteria and not breakdown.unusable:
+        earned, possible = breakdown.points
+        reading = ScoreReading(earned, possible, "criteria", "sum of the criteria's scores")
+    result = GradingResult(
+        outcome=Outcome.NEEDS_REVIEW,
+        score=None,
+        scale=None,
+        feedback=breakdown.feedback if breakdown and breakdown.feedback else reply,
+        raw_replies=[reply],
+        criteria=breakdown.criteria if breakdown else [],
+        provenance=provenance,
+    )
+    if reading is None:
+        log.warning("rubric_eval: no clear score in the reply: %s", preview(reply))
+        result.error = N_("The grader's reply has no clear score; a teacher needs to review it.")
+        return result
+    provenance["score_marker"] = reading.marker
+    provenance["score_evidence"] = reading.text
+    scale = reading.scale or job.max_score
+    result.error = reading.mismatch(job.max_score)
+    if result.error is None and breakdown is not None:
+        result.error = contradiction(breakdown, reading.score, scale, job.rubric)
+    if not result.error:
+        result.outcome, result.score, result.scale = Outcome.GRADED, reading.score, scale
+    return result

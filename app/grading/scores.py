@@ -38,8 +38,10 @@ Decision rules, in order:
 6. With no marker hit at all, a fraction or percentage that ends the last line, alone or after a
    sentence end ("... well done. 7/10"), is read (marker "fraction").
 7. The score must lie in 0..scale, scale being the written one, else ``max_score``; a written scale
-   must be positive. A written scale other than ``max_score`` is returned as is (the caller
-   normalises).
+   must be positive. A written scale other than ``max_score`` is returned as is, and
+   :meth:`ScoreReading.mismatch` tells the caller to send the work to review: "5/5" when the
+   prompt asked for a score out of 10 is a model that did not do what it was asked, and neither
+   10/10 nor 5/10 is a grade anyone gave.
 """
 
 import json
@@ -50,6 +52,8 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from app.catalogue import N_
+
 
 @dataclass(frozen=True)
 class ScoreReading:
@@ -59,6 +63,25 @@ class ScoreReading:
     scale: float | None  # the maximum the model wrote; None if it gave none
     marker: str  # rule that matched: "final-marker", "total", "marker", "json" or "fraction"
     text: str  # the matched snippet, shown to the teacher as evidence
+
+    def mismatch(self, asked: float) -> str | None:
+        """The review reason when the model wrote its score on another scale than ``asked``,
+        the maximum its prompt set; None when it kept to it or wrote no scale."""
+        return off_scale(self.score, self.scale, asked)
+
+
+#: Why a score on a scale the prompt did not ask for is held, never converted.
+OFF_SCALE = N_(
+    "The grader gave %(score)s out of %(written)s, but it was asked for a score out of "
+    "%(asked)s. The score was not converted; a teacher needs to review it."
+)
+
+
+def off_scale(score: float, written: float | None, asked: float) -> str | None:
+    """:data:`OFF_SCALE` filled in when ``written`` is a scale other than ``asked``."""
+    if written is None or math.isclose(written, asked):
+        return None
+    return OFF_SCALE % {"score": f"{score:g}", "written": f"{written:g}", "asked": f"{asked:g}"}
 
 
 _FINAL, _TOTAL, _GENERIC = 3, 2, 1
@@ -302,6 +325,13 @@ def _keyed(obj: dict[str, Any], keys: Container[str]) -> dict[str, tuple[str, An
     """The items of ``obj`` whose folded key is in ``keys``."""
     folded = {k: re.sub(r"[\s-]+", "_", _fold(k).strip()) for k in obj if isinstance(k, str)}
     return {folded[k]: (k, obj[k]) for k in folded if folded[k] in keys}
+
+
+def read_number(value: Any) -> tuple[float, float | None] | None:
+    """A score as a JSON value holds it: a number, or a string such as "8,5", "8/10" or "85%";
+    (score, written scale or None), or None when it is no usable score."""
+    parsed = _json_value(value)
+    return None if parsed is None else (parsed.score, parsed.scale)
 
 
 def _json_value(value: Any) -> _Parsed | None:

@@ -10,6 +10,12 @@ import json
 import re
 from typing import Any
 
+from app.redaction import redact
+
+#: Characters of an unreadable reply a log line keeps: enough to see what the model did
+#: (prose instead of JSON, a cut-off object), not the student's work it may quote.
+PREVIEW_CHARS = 120
+
 # Blanks before the one line break only: \s*\n retried every break of a run of blank lines.
 _FENCE = re.compile(r"```(?:json|JSON)?[^\S\n]*\n(.*?)```", re.DOTALL)
 
@@ -52,3 +58,11 @@ def _balanced_spans(text: str, limit: int = 20) -> list[str]:
                 if len(spans) >= limit:
                     break
     return spans
+
+
+def preview(reply: str, limit: int = PREVIEW_CHARS) -> str:
+    """The start of ``reply`` for a log line: on one line, cut to ``limit`` characters, with
+    URL-borne credentials redacted (child loggers' records pass no filter of the ``app`` logger,
+    so the text is redacted here), quoted so that its end is visible."""
+    text = redact(" ".join(reply.split()))
+    return repr(text if len(text) <= limit else text[:limit] + "…")

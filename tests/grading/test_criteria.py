@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -313,14 +314,44 @@ def test_fallback_verdicts_follow_the_criterion_sign(fake_llm, session) -> None:
     assert "Dates, Copying" in result.flags[0].message
 
 
-def test_a_missing_fallback_for_one_sign_still_sends_to_review(fake_llm, session) -> None:
+@pytest.mark.parametrize(
+    ("params", "verdicts", "raw"),
+    [
+        ({"fallback_positive": "MET"}, ["MET", "MET", "UNMET"], 15),
+        ({"fallback_negative": "MET"}, ["UNMET", "UNMET", "MET"], -3),
+    ],
+)
+def test_an_unset_fallback_sign_defaults_to_unmet(fake_llm, session, params, verdicts, raw) -> None:
+    """The rubric seed: a fallback configured for one sign only leaves the other at UNMET."""
     fake_llm.set_default("garbage")
-    result = grade(session, {"fallback_positive": "UNMET", "max_retries": 0})
+    result = grade(session, params | {"max_retries": 0, "normalize": False})
 
-    assert result.outcome == Outcome.NEEDS_REVIEW
-    assert "could not be read for: Copying " in result.error
-    assert [c.verdict for c in result.criteria] == ["UNMET", "UNMET", None]
-    assert result.criteria[2].score is None
+    assert result.outcome == Outcome.GRADED and result.error is None
+    assert [c.verdict for c in result.criteria] == verdicts
+    assert result.provenance["raw_score"] == raw
+    assert result.provenance["fallback_criteria"] == ["Thesis", "Dates", "Copying"]
+
+
+def test_unreadable_replies_are_logged_with_a_short_preview(fake_llm, session, caplog) -> None:
+    fake_llm.set_default("Sorry, I cannot help with that. " * 40)
+    with caplog.at_level(logging.WARNING, logger="app.grading.criteria"):
+        grade(session, {"mode": "one_shot", "max_retries": 1})
+    lines = [r.getMessage() for r in caplog.records if r.name == "app.grading.criteria"]
+    assert len(lines) == 2 and "attempt 2 of 2" in lines[1]
+    assert "'Sorry, I cannot help with that. Sorry" in lines[0]
+    assert all(len(line) < 300 for line in lines)
+
+
+def test_a_holistic_score_on_another_scale_goes_to_review(fake_llm, session) -> None:
+    fake_llm.reply(json.dumps({"score": 8, "max_score": 10, "explanation": "Good."}))
+    result = grade(session, {"mode": "holistic", "fallback_positive": "MET"})
+
+    assert len(fake_llm.requests) == 1
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert result.error.startswith(
+        "The grader gave 8 out of 10, but it was asked for a score out of 100."
+    )
+    assert result.feedback == "Good."
 
 
 def test_holistic_fallback_scores_from_verdicts_but_has_no_model_number(fake_llm, session) -> None:

@@ -4,6 +4,7 @@ and the scoring arithmetic, with the model played by the scripted server over re
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -722,6 +723,47 @@ def test_unreadable_fallback_reply_needs_review(fake_llm, session) -> None:
     assert result.outcome == Outcome.NEEDS_REVIEW and "base/Only" in result.error
     assert criterion(result, "base/Only").reason.endswith("Its reply could not be read.")
     assert result.raw_replies == ["{}", "The essay is good."]
+
+
+@pytest.mark.parametrize(
+    ("answer", "written"),
+    [
+        pytest.param({"score": 8, "max": 10}, "10", id="max-key"),
+        pytest.param({"score": "4/5"}, "5", id="fraction"),
+        pytest.param({"score": 7, "out_of": 10}, "10", id="out-of"),
+    ],
+)
+def test_an_answer_on_another_scale_goes_to_review_unconverted(
+    fake_llm, session, answer: dict, written: str
+) -> None:
+    fake_llm.reply(json.dumps({"q1": answer | {"reason": "fine"}, "q2": {"score": 90}}))
+    config = tree([leaf("A", ai("Good?")), leaf("B", ai("Clear?"))])
+    result = grade(make_job(config, "text"), session)
+    assert len(fake_llm.requests) == 1  # a definite answer: not asked again
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert result.error.startswith("The model answered base/A on another scale than it was")
+    assert f"out of {written}, but it was asked for a score out of 100." in result.error
+    assert (criterion(result, "base/A").score, criterion(result, "base/A").verdict) == (
+        None,
+        "off-scale",
+    )
+
+
+def test_a_percentage_answer_is_on_the_asked_scale(fake_llm, session) -> None:
+    fake_llm.reply(json.dumps({"q1": {"score": "80%", "max": 100}}))
+    result = grade(make_job(tree([leaf("A", ai("Good?"))]), "text"), session)
+    assert (result.outcome, result.score) == (Outcome.GRADED, 8)
+
+
+def test_unusable_replies_are_logged_with_a_preview(fake_llm, session, caplog) -> None:
+    fake_llm.reply("I would rather write prose about this essay. " * 20)
+    fake_llm.reply("Still prose.")
+    with caplog.at_level(logging.WARNING, logger="app.grading.tree.ai"):
+        grade(make_job(tree([leaf("Only", ai("Good?"))]), "text"), session)
+    lines = [r.getMessage() for r in caplog.records if r.name == "app.grading.tree.ai"]
+    assert "answered 0 of 1 questions" in lines[0]
+    assert "'I would rather write prose" in lines[0] and len(lines[0]) < 300
+    assert lines[1] == "AI test base/Only: unreadable reply: 'Still prose.'"
 
 
 def test_ai_tests_without_a_model_refuse_before_calling() -> None:

@@ -4,7 +4,10 @@ The batch asks all questions at once and wants one JSON object keyed by question
 (``q1``, ``q2``... in tree order: short ids survive a model's copying better than long
 paths). Questions the batch leaves unanswered, because the call failed or its reply is
 unusable or incomplete, are asked again one per call, in parallel. A question that fails
-that too keeps no score: its leaf says why and the grade waits for a teacher.
+that too keeps no score: its leaf says why and the grade waits for a teacher. So does a
+score written on another scale than the 0 to 100 asked for ("8/10", ``"max": 10``): it is a
+definite answer, so it is not asked again, but it is never converted. Unusable replies are
+logged with a short preview.
 
 As everywhere in Evaluaitor, the student's documents sit between marker lines carrying a
 random code fresh for each call, and the model is told that nothing inside is an order.
@@ -13,15 +16,15 @@ random code fresh for each call, and the model is told that nothing inside is an
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
+from app.grading.scores import off_scale, read_number
 from app.grading.tree.model import CheckContext, Leaf, LeafResult, LeafTest, register_test_kind
 from app.llm.errors import LLMError, LLMNotConfiguredError
-from app.llm.jsonreply import parse_json_reply
+from app.llm.jsonreply import parse_json_reply, preview
 from app.llm.session import LLMSession
 
 log = logging.getLogger(__name__)
@@ -65,6 +68,9 @@ SINGLE_TASK = """\
 Answer the one question below. Reply with only a JSON object, like:
 {"score": 70, "reason": "...", "quote": "..."} or {"pass": true, "reason": "...", "quote": ""}"""
 
+#: The verdict of a score answered on another scale than 0..100 (its reason names both).
+OFF_SCALE = "off-scale"
+_SCALE_KEYS = ("max", "max_score", "out_of", "scale", "maximum")
 _TRUE = {"true", "yes", "pass", "passed"}
 _FALSE = {"false", "no", "fail", "failed"}
 
@@ -172,6 +178,14 @@ def answer(
                 answers.batched = True
 
     missing = [q for q in questions if q.leaf.path not in answers.results]
+    if missing and answers.replies:
+        log.warning(
+            "AI tests: the batched reply answered %d of %d questions, asking the rest one by "
+            "one: %s",
+            len(questions) - len(missing),
+            len(questions),
+            preview(answers.replies[0]),
+        )
 
     def ask_alone(question: _Question) -> tuple[LeafResult, str | None]:
         try:
@@ -184,7 +198,10 @@ def answer(
             data = None
         if isinstance(data, dict) and question.id in data:
             data = data[question.id]
-        return _read(data, question.test) or _failed("Its reply could not be read."), reply
+        result = _read(data, question.test)
+        if result is None:
+            log.warning("AI test %s: unreadable reply: %s", question.leaf.path, preview(reply))
+        return result or _failed("Its reply could not be read."), reply
 
     for question, (result, reply) in zip(missing, llm.map(ask_alone, missing), strict=True):
         answers.results[question.leaf.path] = result
@@ -224,27 +241,23 @@ def _read(value: Any, test: AiTest) -> LeafResult | None:
     reason = str(value.get("reason") or "").strip()
     quote = str(value.get("quote") or "").strip()
     if test.answer == "score":
-        score = _number(value.get("score"))
-        if score is None or not 0 <= score <= 100:
+        read = read_number(value.get("score"))
+        stated = next((value[key] for key in _SCALE_KEYS if value.get(key) is not None), None)
+        limit = None if stated is None else read_number(stated)
+        if read is None or (stated is not None and limit is None):
+            return None
+        score, scales = read[0], {read[1], limit and limit[0]} - {None}
+        if len(scales) > 1:
+            return None  # "8/10" with "max": 5: which one?
+        if why := off_scale(score, scales.pop() if scales else None, 100):
+            return LeafResult(None, OFF_SCALE, why, quote)
+        if not 0 <= score <= 100:
             return None
         return LeafResult(score, f"{score:g}/100", reason, quote)
     verdict = _boolean(value.get("pass"))
     if verdict is None:
         return None
     return LeafResult(100.0 if verdict else 0.0, "pass" if verdict else "fail", reason, quote)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value.strip().removesuffix("%"))
-        except ValueError:
-            return None
-    if isinstance(value, int | float) and math.isfinite(value):
-        return float(value)
-    return None
 
 
 def _boolean(value: Any) -> bool | None:
