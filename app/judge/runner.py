@@ -15,7 +15,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from app.judge.languages import BUILD, Language, detect_language, sources_for
+from app.judge.languages import (
+    BUILD,
+    Language,
+    UnsupportedLanguage,
+    detect_language,
+    sources_for,
+)
 from app.judge.sandbox import MIB, Limits, SandboxResult, run_sandboxed
 
 Status = Literal[
@@ -256,10 +262,13 @@ def compile_only(source_files: Mapping[str, str], language: str | None) -> tuple
     sandbox, UnsupportedLanguage for files no language here reads.
     """
     lang = detect_language(list(source_files), language)
+    sources = sources_for(lang, list(source_files))
+    if not sources:
+        raise UnsupportedLanguage(f"no {lang.name} source file among: {', '.join(source_files)}")
     if not lang.available():
         raise CompilerMissing(f"{lang.executable} is not installed on this server")
     with _submission(source_files) as workdir:
-        return _compile(lang, workdir, sources_for(lang, list(source_files)))
+        return _compile(lang, workdir, sources)
 
 
 def judge(

@@ -1,6 +1,6 @@
 """Static policy checks that cap a submission's score; see ``rules`` for the framework."""
 
-from app.policy.registry import get_pack, pack_names, register_pack, run_pack
+from app.policy.registry import check_pack, get_pack, pack_names, register_pack, run_pack
 from app.policy.rules import (
     DuplicatePack,
     Evidence,
@@ -9,6 +9,7 @@ from app.policy.rules import (
     Pack,
     PolicyContext,
     PolicyError,
+    PolicyRun,
     Rule,
     UnknownPack,
     strictest_cap,
@@ -22,8 +23,10 @@ __all__ = [
     "Pack",
     "PolicyContext",
     "PolicyError",
+    "PolicyRun",
     "Rule",
     "UnknownPack",
+    "check_pack",
     "get_pack",
     "pack_names",
     "register_pack",

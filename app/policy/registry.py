@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from app.policy import sumcalc
-from app.policy.rules import DuplicatePack, Finding, Pack, PolicyContext, UnknownPack
+from app.policy import compiler, sumcalc
+from app.policy.rules import (
+    DuplicatePack,
+    Finding,
+    Pack,
+    PolicyContext,
+    PolicyRun,
+    UnknownPack,
+)
 
 _packs: dict[str, Pack] = {}
 _builtin_loaded = False
@@ -41,6 +48,29 @@ def pack_names() -> list[str]:
     return sorted(_packs)
 
 
+def check_pack(
+    name: str,
+    context: PolicyContext,
+    *,
+    caps: Mapping[str, float] | None = None,
+    disabled: Collection[str] = (),
+) -> PolicyRun:
+    """Findings of every enabled rule, strictest cap first, and how compiling was checked.
+
+    A submission in another language than the pack's gets no findings: the rules cannot read
+    it. When a rule needs a compile verdict the caller did not give, the program is compiled
+    in the sandbox first (:mod:`app.policy.compiler`).
+    """
+    pack = get_pack(name)
+    rules = pack.configured(caps, disabled)
+    if context.language.lower() != pack.language:
+        return PolicyRun([], "")
+    if any(rule.needs_compiler for rule in rules):
+        context = compiler.with_verdict(context)
+    findings = [f for rule in rules if (f := rule.detect(context)) is not None]
+    return PolicyRun(sorted(findings, key=lambda f: (f.cap, f.code)), context.compile_check)
+
+
 def run_pack(
     name: str,
     context: PolicyContext,
@@ -48,13 +78,5 @@ def run_pack(
     caps: Mapping[str, float] | None = None,
     disabled: Collection[str] = (),
 ) -> list[Finding]:
-    """Findings of every enabled rule, strictest cap first.
-
-    A submission in another language than the pack's gets no findings: the rules cannot read it.
-    """
-    pack = get_pack(name)
-    rules = pack.configured(caps, disabled)
-    if context.language.lower() != pack.language:
-        return []
-    findings = [f for rule in rules if (f := rule.detect(context)) is not None]
-    return sorted(findings, key=lambda f: (f.cap, f.code))
+    """The findings of :func:`check_pack`, for callers that record nothing else."""
+    return check_pack(name, context, caps=caps, disabled=disabled).findings

@@ -52,12 +52,18 @@ class Finding:
 
 @dataclass(frozen=True)
 class PolicyContext:
-    """Everything a rule may look at: the files, and the code judge's verdict when it ran."""
+    """Everything a rule may look at: the files, and the code judge's verdict when it ran.
+
+    compile_output holds the compiler's messages when it ran; compile_check says how the
+    compile verdict was reached (for the provenance: a compiler, or the syntax parser only).
+    """
 
     sources: Mapping[str, str]
     language: str
     program_output: str | None = None
     compile_ok: bool | None = None
+    compile_output: str = ""
+    compile_check: str = ""
 
 
 Check = Callable[[PolicyContext], Sequence[Evidence]]
@@ -73,11 +79,15 @@ def _validate_cap(code: str, cap: float) -> None:
 
 @dataclass(frozen=True)
 class Rule:
+    """needs_compiler: the check reads ``compile_ok``, so a pack run without the judge's
+    verdict compiles the program first (see :mod:`app.policy.compiler`)."""
+
     code: str
     message: str
     fix: str
     cap: float
     check: Check = field(repr=False)
+    needs_compiler: bool = False
 
     def __post_init__(self) -> None:
         _validate_cap(self.code, self.cap)
@@ -113,6 +123,15 @@ class Pack:
             for rule in self.rules
             if rule.code not in disabled
         )
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    """A pack's findings (strictest cap first) and how the program's compiling was checked,
+    which the caller records in the grade's provenance ("" when no rule needed it)."""
+
+    findings: list[Finding]
+    compile_check: str
 
 
 def strictest_cap(findings: Sequence[Finding]) -> float | None:

@@ -3,9 +3,10 @@
 Caps are fractions of the maximum score (seed's 0..100 scale divided by 100). Definitions, all
 on the syntax tree of every ``.java`` file (comments and strings never count as code):
 
-* **CompileError** (0.25): the code judge says it did not compile; or, when no judge ran, the
-  parser found a definite syntax error. With a syntax error the other rules stay silent, because
-  the tree they would read is a guess.
+* **CompileError** (0.25): the code judge says it did not compile; when no judge ran, javac
+  compiles it in the sandbox (type errors count, not only syntax); on a server without javac or
+  a sandbox, the parser's definite syntax errors, with a note that only syntax was checked.
+  With a syntax error the other rules stay silent, because the tree they would read is a guess.
 * **HardcodedOnly** (0.25): a print or ``return`` shows 5050 spelled out (the literal, a string
   containing the number 5050, a constant expression of literals worth it such as ``5000 + 50``,
   ``2525 * 2`` or ``"50" + "50"``, or a variable that only ever holds one of those) and the
@@ -40,7 +41,7 @@ from functools import lru_cache, partial
 
 from tree_sitter import Node
 
-from app.policy import java
+from app.policy import compiler, java
 from app.policy.java import JavaUnit, Unresolved
 from app.policy.rules import Evidence, Pack, PolicyContext, Rule
 
@@ -236,12 +237,20 @@ def analyse(context: PolicyContext) -> Program:
 
 
 def check_compile_error(context: PolicyContext) -> list[Evidence]:
+    """The compiler's errors; without a compiler, the parser's syntax errors and a note that
+    type errors could not be seen."""
     if context.compile_ok:
         return []
     program = analyse(context)
-    cited = [_cite(u, n) for u in program.units for n in u.syntax_errors()[:3]]
+    cited = [_cite(u, n) for u in program.units for n in u.syntax_errors()[:2]]
     if context.compile_ok is False:
-        return cited or [Evidence("code judge", None, "the program did not compile")]
+        return (
+            compiler.evidence(context.compile_output)
+            or cited
+            or [Evidence("code judge", None, "the program did not compile")]
+        )
+    if cited and context.compile_check:
+        cited.append(Evidence("syntax check", None, context.compile_check))
     return cited
 
 
@@ -435,6 +444,7 @@ PACK = Pack(
             "Fix the compilation errors first; nothing else can be checked until it builds.",
             0.25,
             check_compile_error,
+            needs_compiler=True,
         ),
         Rule(
             "HardcodedOnly",

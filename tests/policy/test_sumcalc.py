@@ -6,6 +6,7 @@ comment, so it also shows that comments never count as code.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,13 @@ from app.policy import (
     PolicyContext,
     Rule,
     UnknownPack,
+    check_pack,
     get_pack,
     register_pack,
     run_pack,
     strictest_cap,
 )
+from app.policy.compiler import BY_JUDGE, NO_SANDBOX
 
 SAMPLES = Path(__file__).parent / "java"
 
@@ -51,7 +54,8 @@ def test_sample_programs(path: Path) -> None:
         for item in finding.evidence:
             assert item.source == "SumCalculator.java"
             assert item.line is not None and item.snippet
-            assert item.snippet in path.read_text().splitlines()[item.line - 1]
+            if finding.code != "CompileError":  # the compiler's message, not the line
+                assert item.snippet in path.read_text().splitlines()[item.line - 1]
 
 
 def test_every_rule_has_positive_and_negative_samples() -> None:
@@ -98,6 +102,74 @@ def test_judge_that_compiled_overrides_the_parser() -> None:
 def test_syntax_error_evidence_has_a_line() -> None:
     [finding] = run_pack("sumcalc", context(sample("compile_error")))
     assert finding.evidence[0].line == 4
+
+
+needs_javac = pytest.mark.skipif(
+    shutil.which("javac") is None or shutil.which("bwrap") is None,
+    reason="compiling needs javac (default-jdk-headless) and bwrap (scripts/install-sandbox.sh)",
+)
+TYPE_ERROR = """public class SumCalculator {
+    public static void main(String[] args) {
+        int sum = "zero";
+        for (int i = 1; i <= 100; i++) sum += i;
+        System.out.println(sum);
+    }
+}
+"""
+
+
+@needs_javac
+class TestCompiling:
+    """Without the judge's verdict the pack compiles with the real javac, in the sandbox."""
+
+    def test_type_error_is_a_compile_error(self) -> None:
+        run = check_pack("sumcalc", context(TYPE_ERROR))
+        [finding] = run.findings
+        assert finding.code == "CompileError"
+        assert finding.evidence == (
+            Evidence(
+                "SumCalculator.java", 3, "incompatible types: String cannot be converted to int"
+            ),
+        )
+        assert run.compile_check == "compiled by the java compiler in the sandbox"
+
+    def test_call_to_an_undefined_method_is_a_compile_error(self) -> None:
+        source = sample("correct_for").replace('"Sum: " + sum', "total(sum)")
+        [finding] = run_pack("sumcalc", context(source))
+        assert finding.code == "CompileError"
+        assert finding.evidence[0].snippet.startswith("cannot find symbol")
+
+    def test_program_that_compiles_is_not_flagged(self) -> None:
+        run = check_pack("sumcalc", context(sample("correct_for")))
+        assert run.findings == []
+        assert run.compile_check.startswith("compiled by")
+
+    def test_without_javac_only_syntax_is_checked_and_said(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("PATH", "/nonexistent")
+        # Sources no other test compiled: a remembered verdict would hide the fallback.
+        run = check_pack("sumcalc", context(TYPE_ERROR + "// no javac\n"))
+        assert run.findings == []
+        assert run.compile_check == "syntax only: javac is not installed on this server"
+        [finding] = run_pack("sumcalc", context(sample("compile_error") + "// no javac\n"))
+        assert finding.evidence[0].line == 4
+        assert finding.evidence[-1] == Evidence(
+            "syntax check", None, "syntax only: javac is not installed on this server"
+        )
+
+    def test_without_a_sandbox_javac_is_not_run_unconfined(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        (tmp_path / "javac").symlink_to(shutil.which("javac") or "")
+        monkeypatch.setenv("PATH", str(tmp_path))  # javac, but no bwrap
+        run = check_pack("sumcalc", context(TYPE_ERROR + "// no sandbox\n"))
+        assert run.findings == []
+        assert run.compile_check == NO_SANDBOX
+
+    def test_the_judges_verdict_is_used_as_given(self) -> None:
+        run = check_pack("sumcalc", context(TYPE_ERROR, compile_ok=True))
+        assert run.findings == [] and run.compile_check == BY_JUDGE
 
 
 def test_computed_result_that_equals_the_literal_is_not_hardcoded() -> None:
