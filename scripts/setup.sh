@@ -20,6 +20,9 @@ fi
 
 # The code judge runs student programs inside bubblewrap (Debian's package).
 bash scripts/install-sandbox.sh || echo "warning: bubblewrap is missing; the code judge cannot run" >&2
+# Java submissions (and the static checks' compile) need a JDK; Debian 12's default is JDK 17.
+bash scripts/apt-install.sh javac default-jdk-headless "Java programs are compiled with it" \
+  || echo "warning: javac is missing; Java tests of the judge and the static checks will be skipped" >&2
 # The browser tests drive Debian's Chromium (tests/browser/ skips without it).
 bash scripts/install-browser.sh || echo "warning: chromium is missing; browser tests will be skipped" >&2
 
