@@ -1,30 +1,42 @@
-"""``ensemble``: two or more grader models, each asked twice (direct and reverse framing),
-reconciled by agreement bands, then capped by static policy checks.
+"""``ensemble``: two or more different grader models, each asked twice (direct and reverse
+framing), reconciled by agreement bands, then capped by static policy checks.
 
-Reconciliation (thresholds are parameters; defaults from the design seed, on 0..100):
+The graders must be different models: one model asked twice with the same prompt gets the
+same cache key, so its second "opinion" is its first reply again (and even uncached it is the
+same judge). The settings refuse fewer than two distinct models, so an activity stored before
+this rule fails with a message naming the setting instead of grading with one model.
 
-- each model's total is the mean of its direct and reverse runs (and of its revised grade
-  after the optional mutual-critique round); a model whose direct and reverse runs differ by
-  more than ``swing`` (15) is less trusted: its lower run stands and it is flagged;
-- between models, spread ≤ ``agree`` (5): the rounded mean; ≤ ``disagree`` (15): the lowest;
-  beyond: the lowest plus an ``Instability`` flag;
+Reconciliation (thresholds are parameters; defaults from the design seed, on 0..100), done
+in :mod:`app.grading.consensus`:
+
+- each model's total is the mean of its direct and reverse runs (its revised grade after the
+  optional mutual-critique round counts only with ``critique_in_mean``); a model whose direct
+  and reverse runs differ by more than ``swing`` (15) is less trusted: its lower run stands
+  and it is flagged;
+- between models, spread ≤ ``agree`` (5): the mean rounded half up; ≤ ``disagree`` (15): the
+  lowest; beyond: the lowest plus an ``Instability`` flag;
 - when a policy check fired, the lowest model total is used whatever the band;
 - caps come last: the runner limits the score to the lowest cap of the flags.
 
-Feedback lists policy violations with their fix, then issues every model raised, then the
-rest labelled by model.
+Feedback lists policy violations with their fix, each category's points, then the issues
+every model raised, then the rest under the name of the model that raised them.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
-from app.catalogue import N_
+from app.catalogue import N_, gettext
 from app.grading.base import (
     Flag,
     GradingInput,
@@ -36,11 +48,11 @@ from app.grading.base import (
 )
 from app.grading.code_judge import JudgeSettings, run_judge, sandbox_unavailable
 from app.grading.code_judge import feedback as judge_feedback
+from app.grading.consensus import Run, half_up, parse_run, reconcile
 from app.grading.prompts import DATA_RULES, clip, fence
 from app.judge.languages import UnsupportedLanguage
 from app.judge.runner import JudgeReport
 from app.judge.sandbox import SandboxUnavailable
-from app.llm.jsonreply import parse_json_reply
 from app.llm.session import LLMSession
 from app.policy import PolicyContext, PolicyError, get_pack, run_pack
 
@@ -60,15 +72,29 @@ DEFAULT_CATEGORIES = (
 )
 
 
+ModelName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+
+
 class EnsembleParams(ModelParams, JudgeSettings):
-    models: tuple[str, ...] = Field(
-        (), description=N_("Grader models; empty means the activity's model, asked as two graders.")
+    models: tuple[ModelName, ...] = Field(
+        min_length=2,
+        description=N_(
+            'Two or more different grader models, e.g. ["model-a", "model-b"]. One model '
+            "listed twice is refused: it would give the same grade twice, not a second opinion."
+        ),
     )
     categories: tuple[Category, ...] = Field(DEFAULT_CATEGORIES, min_length=1, max_length=12)
     reverse: bool = Field(True, description=N_("Also ask with the reverse framing (stability)."))
     critique: bool = Field(
         False,
         description=N_("Mutual critique: each grader sees the others' grades and may revise."),
+    )
+    critique_in_mean: bool = Field(
+        False,
+        description=N_(
+            "Count the revised grades of the mutual critique in each grader's mean. Off, the "
+            "mean is of the direct and reverse grades and the revisions are only recorded."
+        ),
     )
     policy: str | None = Field(None, description=N_("A policy pack, e.g. 'sumcalc'."))
     policy_caps: dict[str, float] = Field(
@@ -83,6 +109,21 @@ class EnsembleParams(ModelParams, JudgeSettings):
     temperature: float = Field(
         0.1, ge=0, le=0.2, description=N_("At most 0.2: graders must agree.")
     )
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _distinct_models(cls, models: object) -> object:
+        """Two graders are two judgements only if they are two models (see the module)."""
+        if isinstance(models, list | tuple) and all(isinstance(m, str) for m in models):
+            names = [m.strip().casefold() for m in models]
+            if len(set(names)) < len(names) or len(names) < 2:
+                raise ValueError(
+                    gettext(
+                        "List at least two different grader models, each once: one model "
+                        "asked twice gives the same grade twice, not a second opinion."
+                    )
+                )
+        return models
 
     @field_validator("policy")
     @classmethod
@@ -113,18 +154,6 @@ class EnsembleParams(ModelParams, JudgeSettings):
         if self.agree > self.disagree:
             raise ValueError("agree must not be larger than disagree")
         return self
-
-
-@dataclass
-class Run:
-    """One model's answer to one framing, on 0..100."""
-
-    model: str
-    framing: str
-    total: float
-    categories: dict[str, float]
-    issues: list[str]
-    reply: str
 
 
 SYSTEM = f"""\
@@ -176,8 +205,8 @@ something real that you missed, or where you were wrong. Reply as JSON: \
 class Ensemble(GradingPlugin):
     name: ClassVar[str] = "ensemble"
     description: ClassVar[str] = N_(
-        "Two or more grader models, each asked twice; their totals are reconciled by "
-        "agreement bands and capped by static policy checks."
+        "Two or more different grader models, each asked twice; their totals are reconciled "
+        "by agreement bands and capped by static policy checks."
     )
     version: ClassVar[str] = "0.1.0"
     file_types: ClassVar[tuple[str, ...]] = ("code", "text", "markdown", "pdf", "docx")
@@ -198,7 +227,7 @@ class Ensemble(GradingPlugin):
             progress(2, self.steps, N_("Asking the grader models"))
             runs = _ask_all(job, params, llm, report)
             progress(3, self.steps, N_("Reconciling the grades"))
-            result = _reconcile(job, params, runs, policy_flags)
+            result = reconcile(job, params, runs, policy_flags)
         if report is not None:
             result.provenance["judge"] = report.to_dict()
             result.feedback += "\n\n### Automatic tests\n" + judge_feedback(report)
@@ -244,7 +273,7 @@ def _policy_flags(
             for e in finding.evidence[:3]
         )
         message = f"{finding.message} Fix: {finding.fix}" + (f" (seen at {where})" if where else "")
-        flags.append(Flag(finding.code, message, cap=round(finding.cap * 100, 2)))
+        flags.append(Flag(finding.code, message, cap=half_up(finding.cap * 100, 2)))
     return flags
 
 
@@ -267,7 +296,7 @@ def _without_models(job: GradingInput, flags: list[Flag]) -> GradingResult:
 def _ask_all(
     job: GradingInput, params: EnsembleParams, llm: LLMSession, report: JudgeReport | None
 ) -> list[Run]:
-    models = list(params.models) or [job.model or "", job.model or ""]
+    models = list(params.models)
     framings = ["direct", "reverse"] if params.reverse else ["direct"]
     text, _ = clip(job.text, params.max_chars)
     categories = ", ".join(f"{c.name} ({c.points:g})" for c in params.categories)
@@ -277,165 +306,49 @@ def _ask_all(
         instructions += "\n\nResults of running the program on the teacher's tests:\n"
         instructions += judge_feedback(report)
 
-    labels = [
-        f"grader {i + 1}" if len(set(models)) < len(models) else model
-        for i, model in enumerate(models)
-    ]
-
-    def ask(index: int, framing: str, prompt: str) -> Run:
+    def ask(model: str, framing: str, prompt: str) -> Run:
         completion = llm.complete(
             [
                 {"role": "system", "content": SYSTEM.format(marker=llm.marker(text))},
                 {"role": "user", "content": prompt},
             ],
-            model=models[index] or None,
+            model=model,
             temperature=params.temperature,
             json_mode=True,
         )
-        return _parse_run(labels[index], framing, completion.content, params.categories)
+        return parse_run(model, framing, completion.content, params.categories)
 
-    def first_round(task: tuple[int, str]) -> Run:
-        index, framing = task
+    def first_round(task: tuple[str, str]) -> Run:
+        model, framing = task
         template = DIRECT if framing == "direct" else REVERSE
         prompt = template.format(instructions=instructions, categories=categories, fenced=fenced)
-        return ask(index, framing, prompt)
+        return ask(model, framing, prompt)
 
-    runs = llm.map(first_round, [(i, f) for i in range(len(models)) for f in framings])
+    runs = llm.map(first_round, [(m, f) for m in models for f in framings])
     if not params.critique:
         return runs
 
-    def critique(index: int) -> Run:
+    def critique(model: str) -> Run:
         prompt = CRITIQUE.format(
             instructions=instructions,
             categories=categories,
             fenced=fenced,
-            own=_summary([r for r in runs if r.model == labels[index]]),
+            own=_summary([r for r in runs if r.model == model]),
             others="\n".join(
-                f"- {label}: {_summary([r for r in runs if r.model == label])}"
-                for label in dict.fromkeys(labels)
-                if label != labels[index]
+                f"- {other}: {_summary([r for r in runs if r.model == other])}"
+                for other in models
+                if other != model
             ),
         )
-        return ask(index, "critique", prompt)
+        return ask(model, "critique", prompt)
 
-    return runs + llm.map(critique, range(len(models)))
+    return runs + llm.map(critique, models)
 
 
 def _summary(runs: list[Run]) -> str:
-    usable = [r for r in runs if r.total >= 0]
-    if not usable:
+    totals = [r.total for r in runs if r.total is not None]
+    if not totals:
         return "no readable grade"
-    issues = list(dict.fromkeys(i for r in usable for i in r.issues))[:8]
-    total = sum(r.total for r in usable) / len(usable)
-    return f"{total:.0f}/100" + (f"; issues: {'; '.join(issues)}" if issues else "")
-
-
-def _parse_run(model: str, framing: str, reply: str, categories: tuple[Category, ...]) -> Run:
-    """A run's scores; a reply that cannot be read counts as no run (total -1 is filtered)."""
-    try:
-        data = parse_json_reply(reply)
-        given = data["categories"]
-        scores = {c.name: float(given[c.name]) for c in categories}
-    except (ValueError, KeyError, TypeError):
-        return Run(model, framing, -1, {}, [], reply)
-    if any(not 0 <= scores[c.name] <= c.points for c in categories):
-        return Run(model, framing, -1, {}, [], reply)
-    total = 100 * sum(scores.values()) / sum(c.points for c in categories)
-    issues = [str(i).strip() for i in data.get("issues") or [] if str(i).strip()]
-    return Run(model, framing, total, scores, issues, reply)
-
-
-def _reconcile(
-    job: GradingInput, params: EnsembleParams, runs: list[Run], policy_flags: list[Flag]
-) -> GradingResult:
-    flags = list(policy_flags)
-    totals: dict[str, float] = {}
-    for model in dict.fromkeys(r.model for r in runs):
-        usable = [r.total for r in runs if r.model == model and r.total >= 0]
-        framed = [
-            r.total for r in runs if r.model == model and r.total >= 0 and r.framing != "critique"
-        ]
-        if not usable:
-            continue
-        if framed and max(framed) - min(framed) > params.swing:
-            totals[model] = min(framed)
-            flags.append(
-                Flag(
-                    "UnstableGrader",
-                    f"{model} changed its grade by more than "
-                    f"{params.swing:g} points between framings.",
-                )
-            )
-        else:
-            totals[model] = sum(usable) / len(usable)
-    provenance: dict[str, Any] = {
-        "runs": [
-            {
-                "model": r.model,
-                "framing": r.framing,
-                "total": r.total if r.total >= 0 else None,
-                "categories": r.categories,
-            }
-            for r in runs
-        ],
-        "model_totals": totals,
-    }
-    raw = [r.reply for r in runs]
-    if len(totals) < 2:
-        message = N_("Fewer than two graders gave a readable grade; a teacher needs to grade this.")
-        return GradingResult(
-            Outcome.NEEDS_REVIEW,
-            None,
-            job.max_score,
-            message,
-            raw,
-            flags=flags,
-            provenance=provenance,
-            error=message,
-        )
-    spread = max(totals.values()) - min(totals.values())
-    if policy_flags:
-        band, final = "policy", min(totals.values())
-    elif spread <= params.agree:
-        band, final = "agree", round(sum(totals.values()) / len(totals))
-    elif spread <= params.disagree:
-        band, final = "disagree", min(totals.values())
-    else:
-        band, final = "unstable", min(totals.values())
-        message = N_("The graders differ by %(points)s points.") % {"points": f"{spread:.0f}"}
-        flags.append(Flag("Instability", message))
-    provenance |= {"band": band, "spread": spread}
-    return GradingResult(
-        outcome=Outcome.GRADED,
-        score=final / 100 * job.max_score,
-        scale=job.max_score,
-        feedback=_feedback(policy_flags, runs),
-        raw_replies=raw,
-        flags=flags,
-        provenance=provenance,
-    )
-
-
-def _feedback(policy_flags: list[Flag], runs: list[Run]) -> str:
-    """Policy violations first, then issues every model raised, then the rest by model."""
-    by_model: dict[str, dict[str, str]] = {}
-    for run in runs:
-        for issue in run.issues:
-            by_model.setdefault(run.model, {}).setdefault(_key(issue), issue)
-    shared = set.intersection(*(set(issues) for issues in by_model.values())) if by_model else set()
-    sections = []
-    if policy_flags:
-        sections += ["### Must fix", *(f"- **{f.code}**: {f.message}" for f in policy_flags), ""]
-    if shared:
-        first = next(iter(by_model.values()))
-        sections += ["### Both graders noted", *(f"- {first[k]}" for k in sorted(shared)), ""]
-    for model, issues in by_model.items():
-        own = [text for key, text in issues.items() if key not in shared]
-        if own:
-            sections += [f"### Also noted by {model}", *(f"- {text}" for text in own), ""]
-    return "\n".join(sections).strip() or "No issues were reported."
-
-
-def _key(issue: str) -> str:
-    """Issues are the same when their words are (case, punctuation and spacing aside)."""
-    return " ".join(re.findall(r"\w+", issue.lower()))
+    issues = list(dict.fromkeys(i for r in runs for i in r.issues))[:8]
+    total = half_up(sum(totals) / len(totals))
+    return f"{total:g}/100" + (f"; issues: {'; '.join(issues)}" if issues else "")

@@ -9,6 +9,7 @@ import pytest
 
 from app.grading import registry, runner
 from app.grading.base import GradingInput
+from app.grading.consensus import half_up
 from app.grading.ensemble import Ensemble
 from app.llm.session import LLMSession
 
@@ -50,6 +51,7 @@ def grade(session: LLMSession, **params) -> object:
     ("g", "e", "band", "score", "unstable"),
     [
         (80, 84, "agree", 8.2, False),  # |g-e| <= 5 -> rounded mean 82
+        (80, 85, "agree", 8.3, False),  # 82.5 rounds half up, not to the even 82
         (80, 92, "disagree", 8.0, False),  # <= 15 -> the lower
         (60, 90, "unstable", 6.0, True),  # > 15 -> the lower, flagged
     ],
@@ -93,7 +95,7 @@ def test_feedback_puts_shared_issues_before_model_specific_ones(fake_llm, sessio
         ("e", "reverse"): scores(80, []),
     }))  # fmt: skip
     feedback = grade(session).feedback
-    assert feedback.index("Both graders noted") < feedback.index("Also noted by g")
+    assert feedback.index("Both graders noted") < feedback.index("Noted only by g")
     assert feedback.count("comments") == 1  # deduplicated across graders
     assert "Loop bound is 99." in feedback and "Variable names are unclear." in feedback
 
@@ -118,9 +120,9 @@ def test_without_a_model_the_ensemble_says_grading_was_skipped():
 
 def test_thresholds_are_checked():
     with pytest.raises(registry.InvalidParams, match="agree"):
-        registry.validate_params(Ensemble(), {"agree": 20, "disagree": 10})
+        registry.validate_params(Ensemble(), {"models": ["g", "e"], "agree": 20, "disagree": 10})
     with pytest.raises(registry.InvalidParams, match="temperature"):
-        registry.validate_params(Ensemble(), {"temperature": 0.7})
+        registry.validate_params(Ensemble(), {"models": ["g", "e"], "temperature": 0.7})
 
 
 JAVA = Path(__file__).parent.parent / "policy" / "java"
@@ -200,15 +202,17 @@ def test_a_program_that_does_not_compile_is_capped_by_the_judge(fake_llm, sessio
     assert result.score == 25
 
 
-def test_mutual_critique_shows_each_grader_the_others_and_counts_the_revision(fake_llm, session):
-    def answer(request: dict) -> str:
-        prompt = request["messages"][1]["content"]
-        if "The other graders' grades" in prompt:
-            return scores(70 if request["model"] == "g" else 74, [])  # both move closer
-        return scores(90 if request["model"] == "g" else 60, ["Loop bound."])
+def critiquing(request: dict) -> str:
+    """g grades 90, e 60 (only e notes the loop bound); in the critique both move closer and
+    both cite the bound, g having read it in e's issues."""
+    if "The other graders' grades" in request["messages"][1]["content"]:
+        return scores(70 if request["model"] == "g" else 74, ["Loop bound."])
+    return scores(90, []) if request["model"] == "g" else scores(60, ["Loop bound."])
 
-    fake_llm.set_default(answer)
-    result = grade(session, critique=True)
+
+def test_mutual_critique_shows_each_grader_the_others_and_can_count_the_revision(fake_llm, session):
+    fake_llm.set_default(critiquing)
+    result = grade(session, critique=True, critique_in_mean=True)
     critiques = [r for r in fake_llm.requests if "other graders" in r["messages"][1]["content"]]
     assert len(fake_llm.requests) == 6 and len(critiques) == 2
     g_prompt = next(r for r in critiques if r["model"] == "g")["messages"][1]["content"]
@@ -218,6 +222,19 @@ def test_mutual_critique_shows_each_grader_the_others_and_counts_the_revision(fa
     totals = result.provenance["model_totals"]
     assert totals["g"] == pytest.approx((90 + 90 + 70) / 3)
     assert totals["e"] == pytest.approx((60 + 60 + 74) / 3)
+
+
+def test_the_critique_round_is_recorded_but_out_of_the_mean_by_default(fake_llm, session):
+    fake_llm.set_default(critiquing)
+    result = grade(session, critique=True)
+    assert result.provenance["model_totals"] == {"g": 90, "e": 60}  # direct and reverse only
+    revised = {
+        r["model"]: r["total"] for r in result.provenance["runs"] if r["framing"] == "critique"
+    }
+    assert revised == {"g": 70, "e": 74}
+    # g only repeated e's issue after reading it: that is not a second opinion
+    assert "Both graders noted" not in result.feedback
+    assert "### Noted only by e\n- Loop bound." in result.feedback
 
 
 def test_an_activity_can_tune_or_switch_off_rules(fake_llm, session):
@@ -245,8 +262,143 @@ def test_an_activity_can_tune_or_switch_off_rules(fake_llm, session):
 )
 def test_rule_overrides_are_checked(params, message):
     with pytest.raises(registry.InvalidParams, match=message):
-        registry.validate_params(Ensemble(), params)
+        registry.validate_params(Ensemble(), {"models": ["g", "e"], **params})
 
 
 def quiet(*_: object) -> None:
     """A progress callback that ignores progress."""
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"models": []}, {"models": ["m"]}, {"models": ["m", " M "]}, {"models": ["a", "b", "a"]}],
+    ids=["unset", "empty", "one", "same-twice", "one-repeated"],
+)
+def test_one_model_asked_twice_is_not_an_ensemble(params):
+    with pytest.raises(registry.InvalidParams, match="models"):
+        registry.validate_params(Ensemble(), params)
+
+
+def test_a_stored_activity_with_one_model_is_refused_not_graded(fake_llm, session):
+    """Settings saved before the rule (models unset: the activity's model twice) stop the job
+    with the setting named; no model is asked, so no single-model grade comes out."""
+    fake_llm.set_default(scores(80, []))
+    for params in ({}, {"models": ["fake-model", "fake-model"]}):
+        job = runner.Job.for_text(
+            plugin="ensemble", text=CODE, filename="SumCalculator.java", kind="code",
+            instructions="", max_score=10, params=params,
+        )  # fmt: skip
+        with pytest.raises(registry.InvalidParams, match="models"):
+            runner.grade(job, session, quiet)
+    assert fake_llm.requests == []
+
+
+def test_a_grader_that_notes_nothing_leaves_no_consensus(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(80, ["Loop bound is 99.", "No comments."]),
+        ("g", "reverse"): scores(80, ["Loop bound is 99."]),
+        ("e", "direct"): scores(80, []), ("e", "reverse"): scores(80, []),
+    }))  # fmt: skip
+    feedback = grade(session).feedback
+    assert "Both graders noted" not in feedback
+    assert "### Noted only by g\n- Loop bound is 99.\n- No comments." in feedback
+
+
+def test_a_text_of_issues_is_read_one_issue_a_line(fake_llm, session):
+    text = "- Loop bound is 99.\n\n2. No comments."
+    reply = json.dumps({"categories": {c: 20 for c in CATEGORIES}, "issues": text})
+    fake_llm.set_default(reply)
+    result = grade(session)
+    assert result.outcome.value == "graded"
+    assert result.feedback.endswith("### Both graders noted\n- Loop bound is 99.\n- No comments.")
+
+
+def reply(categories: object = None, issues: object = ()) -> str:
+    """A reply with four 20-point categories unless told otherwise."""
+    given = {c: 20 for c in CATEGORIES} if categories is None else categories
+    return json.dumps({"categories": given, "issues": list(issues) if issues == () else issues})
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        (reply(issues=5), "issues"),
+        (reply(issues=[{"text": "Loop bound."}]), "issues"),
+        (reply(issues=["Loop bound.", 3]), "issues"),
+        (reply(categories={**{c: 20 for c in CATEGORIES}, CATEGORIES[0]: True}), "Syntax"),
+        (reply(categories={**{c: 20 for c in CATEGORIES}, CATEGORIES[0]: [20]}), "Syntax"),
+        (reply(categories={**{c: 20 for c in CATEGORIES}, CATEGORIES[0]: "NaN"}), "Syntax"),
+        (reply(categories=[20, 20, 20, 20]), "categories"),
+        (json.dumps([{"categories": {c: 20 for c in CATEGORIES}}]), "object"),
+    ],
+    ids=["number", "objects", "mixed", "boolean", "list", "nan", "list-of-scores", "array"],
+)
+def test_a_reply_of_the_wrong_shape_counts_as_no_grade(fake_llm, session, bad, problem):
+    fake_llm.set_default(graders({
+        ("g", "direct"): bad, ("g", "reverse"): bad,
+        ("e", "direct"): reply(), ("e", "reverse"): reply(),
+    }))  # fmt: skip
+    result = grade(session)
+    assert result.outcome.value == "needs_review" and result.score is None
+    problems = [r.get("problem", "") for r in result.provenance["runs"] if r["model"] == "g"]
+    assert all(problem in text for text in problems)
+
+
+def test_category_names_are_matched_by_their_words(fake_llm, session):
+    fake_llm.set_default(
+        reply(categories={c.upper().replace(" & ", " / "): 20 for c in CATEGORIES})
+    )
+    result = grade(session)
+    assert result.outcome.value == "graded" and result.score == 8
+
+
+def test_the_feedback_shows_each_categorys_points_and_deductions(fake_llm, session):
+    low = {"Syntax & Compilation": 25, "Logic & Correctness": 15,
+           "Output & Functionality": 20, "Style & Documentation": 22.5}  # fmt: skip
+    high = {**low, "Logic & Correctness": 20}
+    fake_llm.set_default(graders({
+        ("g", "direct"): reply(low), ("g", "reverse"): reply(low),
+        ("e", "direct"): reply(high), ("e", "reverse"): reply(high),
+    }))  # fmt: skip
+    result = grade(session)  # 82.5 and 87.5: within 5 points, so the categories' means
+    assert result.score == pytest.approx(8.5)
+    assert (
+        "### Points by category\n"
+        "- Syntax & Compilation: 25/25\n"
+        "- Logic & Correctness: 17.5/25 (-7.5)\n"
+        "- Output & Functionality: 20/25 (-5)\n"
+        "- Style & Documentation: 22.5/25 (-2.5)"
+    ) in result.feedback
+    assert [(c.name, c.score, c.max) for c in result.criteria][1] == (
+        "Logic & Correctness",
+        17.5,
+        25,
+    )
+
+
+def test_a_capped_grade_says_which_cap_and_shows_the_lower_graders_categories(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
+        ("e", "direct"): scores(60, []), ("e", "reverse"): scores(60, []),
+    }))  # fmt: skip
+    result = runner.grade(java_job("hardcoded_literal.java"), session, quiet)
+    assert "These rules limit the grade to 25% of the maximum." in result.feedback
+    assert "- Logic & Correctness: 15/25 (-10)" in result.feedback
+
+
+def test_each_graders_direct_and_reverse_delta_is_in_the_provenance(fake_llm, session):
+    fake_llm.set_default(graders({
+        ("g", "direct"): scores(90, []), ("g", "reverse"): scores(80, []),
+        ("e", "direct"): scores(84, []), ("e", "reverse"): scores(86, []),
+    }))  # fmt: skip
+    assert grade(session).provenance["deltas"] == {"g": 10, "e": -2}
+    assert grade(session, reverse=False).provenance["deltas"] == {"g": None, "e": None}
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "rounded"),
+    [(2.5, 0, 3), (82.5, 0, 83), (3.5, 0, 4), (82.49999999999999, 0, 83), (82.4, 0, 82),
+     (2.675, 2, 2.68), (17.45, 1, 17.5)],
+)  # fmt: skip
+def test_halves_round_up(value, digits, rounded):
+    assert half_up(value, digits) == rounded

@@ -124,7 +124,14 @@ def test_ensemble_prints_policy_flags_even_without_a_model(tmp_path):
     app = create_app({"EVALUAITOR_LLM_BASE_URL": None})
     result = CliRunner().invoke(
         cli,
-        ["grade", str(target), "--plugin", "ensemble", "--params", '{"policy": "sumcalc"}'],
+        [
+            "grade",
+            str(target),
+            "--plugin",
+            "ensemble",
+            "--params",
+            '{"policy": "sumcalc", "models": ["g", "e"]}',
+        ],
         obj=ScriptInfo(create_app=lambda: app),
     )
     line = json.loads(result.output.strip().splitlines()[-1])

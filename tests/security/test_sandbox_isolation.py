@@ -313,8 +313,8 @@ def test_a_sandbox_that_cannot_be_built_is_reported_not_run(
         py("print('ran')", workdir)
 
 
-#: Every strategy that runs the teacher's tests in the judge.
-JUDGING_STRATEGIES = ("code_judge", "ensemble")
+#: Every strategy that runs the teacher's tests in the judge, with the settings it needs besides.
+JUDGING_STRATEGIES = {"code_judge": {}, "ensemble": {"models": ["g", "e"]}}
 
 
 @pytest.mark.parametrize("strategy", JUDGING_STRATEGIES)
@@ -326,7 +326,7 @@ def test_the_teacher_is_told_the_judge_cannot_run_and_the_student_waits(
     app.config["EVALUAITOR_LLM_BASE_URL"] = None
     page = open_activity(browser, platform, live_tool)
     tests = [{"name": "adds", "stdin": "2 3\n", "expected_stdout": "5"}]
-    configure(plugin_name=strategy, plugin_params={"tests": tests})
+    configure(plugin_name=strategy, plugin_params={"tests": tests, **JUDGING_STRATEGIES[strategy]})
     upload(browser, page, "add.py", b"a, b = map(int, input().split())\nprint(a + b)\n")
     run_jobs()
     submission = latest_submission()
