@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.catalogue import N_
 from app.grading.base import CriterionResult, Flag, GradingInput, GradingResult, Outcome
-from app.llm.jsonreply import parse_json_reply
+from app.llm.jsonreply import parse_json_reply, preview
 
 if TYPE_CHECKING:
     from app.grading.ensemble import Category, EnsembleParams
@@ -70,7 +70,9 @@ def parse_run(model: str, framing: str, reply: str, categories: tuple[Category, 
         scores = _category_scores(data.get("categories"), categories)
         issues = _issues(data.get("issues"))
     except ValueError as exc:
-        log.info("ensemble: %s's %s reply is unreadable (%s): %.200r", model, framing, exc, reply)
+        log.info(
+            "ensemble: %s's %s reply is unreadable (%s): %s", model, framing, exc, preview(reply)
+        )
         return Run(model, framing, None, {}, [], reply, str(exc))
     total = 100 * sum(scores.values()) / sum(c.points for c in categories)
     return Run(model, framing, total, scores, issues, reply)
