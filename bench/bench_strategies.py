@@ -4,6 +4,12 @@ A 10-criterion rubric (and the matching 10-question criteria tree), one essay, a
 OpenAI-compatible server on 127.0.0.1 that answers every request after 500 ms with a JSON
 reply every strategy can read. Runs each strategy through the same runner the worker uses.
 
+Token counts are the ``usage`` the server reports (prompt, completion, total), summed over the
+calls a grade made. The fake server's counts are an estimate (``estimate_tokens`` in
+``tests/fakes/llm_server.py``: no tokenizer works offline here) and are labelled so. With
+``EVALUAITOR_LLM_BASE_URL`` set (and ``EVALUAITOR_LLM_MODEL``, ``EVALUAITOR_LLM_API_KEY`` as the
+server needs) the strategies ask that server instead, and its own counts are printed.
+
     .venv/bin/python bench/bench_strategies.py [--latency 0.5]
 """
 
@@ -11,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from app.grading import runner  # noqa: E402
 from app.grading.rubric import parse_rubric  # noqa: E402
 from app.llm import LLMClient, LLMSettings  # noqa: E402
+from app.llm.client import client_from_config  # noqa: E402
 from app.llm.session import LLMSession  # noqa: E402
 from tests.documents import ESSAY  # noqa: E402
 from tests.fakes.llm_server import FakeLLM  # noqa: E402
@@ -63,11 +73,45 @@ STRATEGIES = [
     ("criteria per_criterion", {"mode": "per_criterion"}, "criteria"),
     ("criteria one_shot", {"mode": "one_shot"}, "criteria"),
     ("criteria holistic", {"mode": "holistic"}, "criteria"),
-    ("pipeline (summary+analysis)", {}, "pipeline"),
+    ("pipeline (summary+analysis)", {"summary": True, "analysis": True}, "pipeline"),
     ("pipeline (final only)", {"summary": False, "analysis": False}, "pipeline"),
     ("criteria_tree (10 AI tests)", {"tree": TREE}, "criteria_tree"),
     ("criteria_tree, batch unusable", {"tree": TREE}, "criteria_tree"),
 ]
+
+
+def tokens(provenance: dict) -> list[str]:
+    """Prompt, completion and total tokens of the calls made (not served from the cache),
+    or "n/a" where the server reported no usage for some call."""
+    calls = [c for c in provenance["calls"] if not c["cached"]]
+    return [
+        str(sum(c[key] for c in calls)) if all(c[key] is not None for c in calls) else "n/a"
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens")
+    ]
+
+
+@contextmanager
+def llm_client(latency: float, broken_batch: list[bool]) -> Iterator[tuple[LLMClient, str]]:
+    """The real server named by the environment, else the fake one; with the source of the
+    token counts, for the table's heading."""
+    real = client_from_config(os.environ)
+    if real is not None:
+        with real:
+            yield real, f"as reported by the server at {real.settings.base_url}"
+        return
+
+    def slow(request: dict) -> str:
+        time.sleep(latency)
+        system = request["messages"][0]["content"]
+        if broken_batch[0] and "one entry per question id" in system:
+            return "Sorry, I cannot answer in JSON."
+        if "from 0 to 100" in request["messages"][-1]["content"]:
+            return HOLISTIC_REPLY  # the holistic mode asks out of 100, the others out of 10
+        return json.dumps(ANSWERS | {"score": 80}) if "Answer the one question" in system else REPLY
+
+    with FakeLLM() as fake, LLMClient(LLMSettings(base_url=fake.url, model="bench")) as client:
+        fake.set_default(slow)
+        yield client, "ESTIMATED by the fake server (no real tokenizer offline; see its docstring)"
 
 
 def main() -> None:
@@ -75,26 +119,23 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per fake reply")
     args = parser.parse_args()
 
-    broken_batch = False
-
-    def slow(request: dict) -> str:
-        time.sleep(args.latency)
-        system = request["messages"][0]["content"]
-        if broken_batch and "one entry per question id" in system:
-            return "Sorry, I cannot answer in JSON."
-        if "from 0 to 100" in request["messages"][-1]["content"]:
-            return HOLISTIC_REPLY  # the holistic mode asks out of 100, the others out of 10
-        return json.dumps(ANSWERS | {"score": 80}) if "Answer the one question" in system else REPLY
-
+    broken_batch = [False]
     rubric = parse_rubric({"criteria": CRITERIA})
     reference = " ".join(f"Section {i}: {ESSAY}" for i in range(40))
-    print(f"10-criterion rubric, fake LLM answering in {args.latency * 1000:.0f} ms\n")
-    print(f"{'strategy':<30}{'calls':>6}{'tokens':>8}{'wall ms':>9}  result")
-    with FakeLLM() as fake, LLMClient(LLMSettings(base_url=fake.url, model="bench")) as client:
-        fake.set_default(slow)
+    with llm_client(args.latency, broken_batch) as (client, source):
+        model = client.settings.model or "bench"
+        fake = source.startswith("ESTIMATED")
+        where = f"fake LLM answering in {args.latency * 1000:.0f} ms" if fake else model
+        print(f"10-criterion rubric, {where}; tokens {source}\n")
+        print(
+            f"{'strategy':<30}{'calls':>6}{'prompt':>8}{'compl.':>8}{'total':>8}{'wall ms':>9}"
+            "  result"
+        )
         for label, params, plugin in STRATEGIES:
-            broken_batch = "unusable" in label
-            session = LLMSession(client, model="bench", max_concurrency=10)
+            broken_batch[0] = "unusable" in label
+            if broken_batch[0] and not fake:
+                continue  # only the fake can be told to break the batched reply
+            session = LLMSession(client, model=model, max_concurrency=10)
             job = runner.Job.for_text(
                 plugin=plugin or label,
                 params=params,
@@ -110,9 +151,12 @@ def main() -> None:
             result = runner.grade(job, session, lambda *_: None)
             wall = (time.perf_counter() - started) * 1000
             calls = result.provenance["llm_calls"]
-            tokens = result.provenance["total_tokens"]
+            prompt, completion, total = tokens(result.provenance)
             score = "-" if result.score is None else f"{result.score:.2f}/{result.scale:g}"
-            print(f"{label:<30}{calls:>6}{tokens:>8}{wall:>9.0f}  {result.outcome.value} {score}")
+            print(
+                f"{label:<30}{calls:>6}{prompt:>8}{completion:>8}{total:>8}{wall:>9.0f}"
+                f"  {result.outcome.value} {score}"
+            )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ when the queue is empty the ``set_default`` reply is used.
 from __future__ import annotations
 
 import json
+import math
+import re
 import threading
 import time
 import uuid
@@ -36,16 +38,38 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return _json(body, status, headers)
 
 
+# GPT-style pre-tokenisation: contractions, words and punctuation runs with their leading
+# space, digits in groups of three, other whitespace runs.
+_PIECES = re.compile(r"'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+|_+")
+#: OpenAI's chat format adds about 3 tokens around each message and 3 to prime the reply.
+MESSAGE_OVERHEAD = 3
+REPLY_PRIMING = 3
+
+
+def estimate_tokens(text: str) -> int:
+    """An approximation of a BPE tokenizer's count, not a real one: no tokenizer works offline
+    here (tiktoken downloads its encodings on first use). Each pre-tokenised piece counts one
+    token per 6 characters, at least one: common English words are one token, long ones two
+    or three. Spanish, Catalan and code tokenise denser than this."""
+    pieces = _PIECES.findall(text)
+    return sum(max(1, math.ceil(len(piece.strip() or piece) / 6)) for piece in pieces)
+
+
+def estimated_usage(messages: list, content: str) -> dict[str, int]:
+    """The ``usage`` a server would report, estimated (see estimate_tokens)."""
+    texts = [str(m.get("content", "")) for m in messages if isinstance(m, dict)]
+    prompt = sum(estimate_tokens(t) + MESSAGE_OVERHEAD for t in texts) + REPLY_PRIMING
+    completion = estimate_tokens(content)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
 def _completion(request: dict, content: str, usage: dict | None) -> Response:
-    if usage is None:  # rough word counts are enough for tests that only check plumbing
-        messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
-        prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
-        completion = len(content.split())
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
+    if usage is None:
+        usage = estimated_usage(request.get("messages") or [], content)
     return _json(
         {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
@@ -104,7 +128,7 @@ class FakeLLM:
         self.stop()
 
     def reply(self, content: str, *, usage: dict | None = None) -> None:
-        """Queue a normal completion; usage defaults to rough word counts."""
+        """Queue a normal completion; usage defaults to an estimate (see estimate_tokens)."""
         self._enqueue(lambda request: _completion(request, content, usage))
 
     def fail(
