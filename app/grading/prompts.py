@@ -2,7 +2,9 @@
 
 The text sits between marker lines carrying a code the student cannot predict
 (:meth:`app.llm.session.LLMSession.marker`), so it cannot close the fence early, and the
-system prompt says that nothing inside the fence is an instruction.
+system prompt says that nothing inside the fence is an instruction. Every fence of the tool
+(here, the pipeline's blocks, the criteria tree's documents) opens and closes with a line
+starting ``<<<BEGIN`` / ``<<<END``: app.grading.safety flags any such line in a student's text.
 """
 
 from __future__ import annotations
