@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from statistics import mean, pstdev
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -933,6 +936,7 @@ LANGUAGE = {
     "fisica-ca": "ca",
 }
 KS = (1, 2, 4)
+METRICS = (*(f"R@{k}" for k in KS), "MRR")
 
 Ranker = Callable[[str, list[Passage]], list[int]]
 
@@ -943,7 +947,8 @@ class Corpus:
     relevant: dict[tuple[str, str], set[int]]  # (document, section) -> passage indexes
 
 
-def build_corpus(documents: list[str], words: int, overlap: int) -> Corpus:
+@lru_cache(maxsize=16)
+def build_corpus(documents: tuple[str, ...], words: int, overlap: int) -> Corpus:
     """Chunk the documents as one text (one document, or the pooled set) and label the chunks."""
     text_parts: list[str] = []
     spans: dict[tuple[str, str], tuple[int, int]] = {}
@@ -992,10 +997,33 @@ def embedding_ranker() -> Ranker:
     return ranked
 
 
+def random_ranker(seed: int) -> Ranker:
+    """Chance: every passage order equally likely, one generator per seed."""
+    generator = random.Random(seed)
+
+    def ranked(query: str, passages: list[Passage]) -> list[int]:
+        return generator.sample(range(len(passages)), len(passages))
+
+    return ranked
+
+
+def chance(pooled: bool, words: int, overlap: int, seeds: int) -> dict[str, dict]:
+    """The random ranker's figures on the same queries and passages: per group and metric,
+    the mean and standard deviation over ``seeds`` runs."""
+    runs = [evaluate(random_ranker(seed), pooled, words, overlap) for seed in range(seeds)]
+    table: dict[str, dict] = {}
+    for group, first in runs[0].items():
+        table[group] = {"n": first["n"]}
+        for key in METRICS:
+            values = [run[group][key] for run in runs]
+            table[group][key] = (mean(values), pstdev(values))
+    return table
+
+
 def evaluate(ranker: Ranker, pooled: bool, words: int, overlap: int) -> dict[str, dict]:
     """recall@k and MRR per language and overall."""
-    corpora = {d: build_corpus([d], words, overlap) for d in DOCUMENTS}
-    pool = build_corpus(list(DOCUMENTS), words, overlap)
+    corpora = {d: build_corpus((d,), words, overlap) for d in DOCUMENTS}
+    pool = build_corpus(tuple(DOCUMENTS), words, overlap)
     ranks: dict[str, list[int | None]] = {"en": [], "es": [], "ca": [], "hard": [], "all": []}
     labelled = [(q, False) for q in QUERIES] + [(q, True) for q in HARD_QUERIES]
     for (document, section, query), hard in labelled:
@@ -1020,28 +1048,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", type=int, default=180)
     parser.add_argument("--overlap", type=int, default=40)
+    parser.add_argument("--seeds", type=int, default=1000, help="runs of the random ranker")
     parser.add_argument("--embeddings", action="store_true", help="also all-MiniLM-L6-v2")
     args = parser.parse_args()
     rankers: dict[str, Ranker] = {"bm25": bm25}
     if args.embeddings:
         rankers["minilm"] = embedding_ranker()
-    sizes = {d: len(build_corpus([d], args.words, args.overlap).passages) for d in DOCUMENTS}
-    pooled_size = len(build_corpus(list(DOCUMENTS), args.words, args.overlap).passages)
+    sizes = {d: len(build_corpus((d,), args.words, args.overlap).passages) for d in DOCUMENTS}
+    pooled_size = len(build_corpus(tuple(DOCUMENTS), args.words, args.overlap).passages)
     count = len(QUERIES) + len(HARD_QUERIES)
     hard = len(HARD_QUERIES)
     print(f"{count} queries ({hard} hard); chunks of {args.words} words, overlap {args.overlap}")
     print(f"passages per reference: {sizes}; pooled: {pooled_size}")
+    print(f"random: a shuffled order, mean ± standard deviation over {args.seeds} seeds")
     for pooled in (False, True):
         print(f"\n## {'pooled references' if pooled else 'each answer against its own reference'}")
-        print(
-            f"{'ranker':8} {'group':5} {'n':>3} "
-            + " ".join(f"{f'R@{k}':>6}" for k in KS)
-            + "    MRR"
-        )
+        print(f"{'ranker':8} {'group':5} {'n':>3} " + " ".join(f"{m:>11}" for m in METRICS))
+        baseline = chance(pooled, args.words, args.overlap, args.seeds)
+        for group, row in baseline.items():
+            cells = " ".join(f"{row[m][0]:5.2f} ±{row[m][1]:4.2f}" for m in METRICS)
+            print(f"{'random':8} {group:5} {row['n']:3d} {cells}")
         for name, ranker in rankers.items():
             for group, row in evaluate(ranker, pooled, args.words, args.overlap).items():
-                cells = " ".join(f"{row[f'R@{k}']:6.2f}" for k in KS)
-                print(f"{name:8} {group:5} {row['n']:3d} {cells} {row['MRR']:6.3f}")
+                cells = " ".join(f"{row[m]:11.2f}" for m in METRICS)
+                print(f"{name:8} {group:5} {row['n']:3d} {cells}")
+            headline = evaluate(ranker, pooled, args.words, args.overlap)["all"]
+            lift = ", ".join(
+                f"{m} {headline[m]:.2f} vs {baseline['all'][m][0]:.2f}"
+                f" (+{headline[m] - baseline['all'][m][0]:.2f})"
+                for m in METRICS
+            )
+            print(f"{name} against chance, all answers: {lift}")
 
 
 if __name__ == "__main__":
