@@ -1,34 +1,38 @@
 """``pipeline``: summary → reference retrieval → analysis → final grade, each step auditable.
 
-1. *Summary* (optional): the model summarises the submission.
+1. *Summary* (off unless configured): the model summarises the submission.
 2. *Retrieval*: the teacher's reference material is cut into passages and the ones most
    relevant to the submission are picked (:mod:`app.grading.retrieval`, BM25).
-3. *Analysis* (optional): the model compares the submission with the task, the rubric and
-   those passages, reading the summary.
+3. *Analysis* (off unless configured): the model compares the submission with the task, the
+   rubric and those passages, reading the summary.
 4. *Final grade* (always): the model answers with JSON holding the score, the feedback and
-   per-criterion results, reading the analysis. A step that is off is replaced in later
-   prompts by a sentence saying so.
+   per-criterion results, reading the analysis and the student's upload comment (the seed's
+   ``additional_comments``). A step that is off is replaced in later prompts by a sentence
+   saying so.
+
+As in the seed, only the final step is required: one call unless the teacher turns the
+others on (activities set up while they were on by default keep them, see migration 0006).
 
 Every prompt must fit ``context_tokens``: its estimated size plus ``reserved_tokens`` is
 checked before the call. When it is over, the reference passages go first (lowest rank
 first), then the earlier step's notes are cut, then the submission, never the task. What was
 cut, the intermediate replies and the passages used are all kept in the provenance.
 
-The score comes from the JSON; if that has none, from the reply's text
-(:func:`app.grading.scores.read_score`); if neither, or if it is outside 0..max, the
-submission goes to a teacher without one.
+The score is read from the JSON, else from the reply's text
+(:func:`app.grading.scores.read_score`), its criteria and feedback by
+:func:`app.grading.replies.read_breakdown`; no score, a score outside 0..max, or one on
+another scale than the prompt's maximum sends the submission to a teacher without one.
 """
 
 from __future__ import annotations
 
-import math
+import logging
 from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
 from app.catalogue import N_
 from app.grading.base import (
-    CriterionResult,
     Flag,
     GradingInput,
     GradingPlugin,
@@ -57,10 +61,13 @@ from app.grading.pipeline_prompts import (
     _task_text,
     estimate_tokens,
 )
+from app.grading.replies import read_breakdown
 from app.grading.retrieval import chunk, rank
 from app.grading.scores import read_score
-from app.llm.jsonreply import parse_json_reply
+from app.llm.jsonreply import preview
 from app.llm.session import LLMSession
+
+log = logging.getLogger(__name__)
 
 # The prompt texts and the token estimate live in pipeline_prompts; they stay importable here.
 __all__ = [
@@ -84,10 +91,11 @@ __all__ = [
 
 class PipelineParams(PluginParams):
     summary: bool = Field(
-        True, description=N_("Summarise the submission first; the analysis step reads the summary.")
+        False,
+        description=N_("Summarise the submission first; the analysis step reads the summary."),
     )
     analysis: bool = Field(
-        True,
+        False,
         description=N_(
             "Compare the submission with the task and the reference before grading; "
             "the final step reads this analysis."
@@ -151,39 +159,6 @@ class PipelineParams(PluginParams):
         if self.reserved_tokens >= self.context_tokens:
             raise ValueError("reserved_tokens must be smaller than context_tokens")
         return self
-
-
-def _number(value: Any) -> float | None:
-    """A finite number from a JSON value ("7,5" included); None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value.strip().replace(",", "."))
-        except ValueError:
-            return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _criteria(items: Any) -> list[CriterionResult]:
-    """Per-criterion results as the model gave them; a score outside 0..max is dropped."""
-    results = []
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict) or not str(item.get("name") or "").strip():
-            continue
-        top = _number(item.get("max"))
-        score = _number(item.get("score"))
-        valid = top is not None and top > 0 and score is not None and 0 <= score <= top
-        results.append(
-            CriterionResult(
-                name=str(item["name"]).strip(),
-                score=score if valid else None,
-                max=top if top is not None and top > 0 else 0.0,
-                reason=str(item.get("reason") or ""),
-                evidence=str(item.get("evidence") or ""),
-            )
-        )
-    return results
 
 
 class Pipeline(GradingPlugin):
@@ -269,6 +244,7 @@ class Pipeline(GradingPlugin):
             no_passages,
             "Preliminary analysis, written by an earlier step",
             NO_ANALYSIS if analysis is None else analysis,
+            job.comment.strip(),
         )
         reply = ask("final", prompt, job.model, json_mode=True)
 
@@ -309,42 +285,31 @@ class Pipeline(GradingPlugin):
         provenance: dict[str, Any],
         flags: list[Flag],
     ) -> GradingResult:
-        """Read the final reply: the JSON's score, else a score written in its text."""
-        try:
-            data = parse_json_reply(reply)
-        except ValueError:
-            data = None
-        data = data if isinstance(data, dict) else {}
-        score = _number(data.get("score"))
-        scale = _number(data.get("max_score"))
-        scale = scale if scale is not None and scale > 0 else max_score
-        feedback = data.get("feedback")
-        feedback = feedback.strip() if isinstance(feedback, str) and feedback.strip() else reply
-        source = "json" if score is not None else None
-        if score is None and (reading := read_score(reply, max_score)) is not None:
-            score, scale = reading.score, reading.scale or max_score
-            source = f"text:{reading.marker}"
-            provenance["score_evidence"] = reading.text
-        provenance["score_source"] = source
+        """Read the final reply: its score on the asked scale, its criteria and feedback."""
+        breakdown = read_breakdown(reply)
+        reading = read_score(reply, max_score)
         result = GradingResult(
-            outcome=Outcome.GRADED,
-            score=score,
-            scale=scale,
-            feedback=feedback,
+            outcome=Outcome.NEEDS_REVIEW,
+            score=None,
+            scale=None,
+            feedback=breakdown.feedback if breakdown and breakdown.feedback else reply,
             raw_replies=replies,
-            criteria=_criteria(data.get("criteria")),
+            criteria=breakdown.criteria if breakdown else [],
             flags=flags,
             provenance=provenance,
         )
-        if score is None:
+        provenance["score_source"] = None
+        if reading is None:
+            log.warning("pipeline: no usable score in the final reply: %s", preview(reply))
             result.error = N_(
                 "The grader's final reply has no usable score; a teacher must review it."
             )
-        elif not 0 <= score <= scale:
-            result.error = N_(
-                "The grader gave %(score)s out of %(scale)s, which is outside the scale; "
-                "a teacher needs to review it."
-            ) % {"score": _format_number(score), "scale": _format_number(scale)}
-        if result.error:
-            result.outcome, result.score, result.scale = Outcome.NEEDS_REVIEW, None, None
+            return result
+        json_read = reading.marker == "json"
+        provenance["score_source"] = "json" if json_read else f"text:{reading.marker}"
+        if not json_read:
+            provenance["score_evidence"] = reading.text
+        result.error = reading.mismatch(max_score)
+        if result.error is None:
+            result.outcome, result.score, result.scale = Outcome.GRADED, reading.score, max_score
         return result

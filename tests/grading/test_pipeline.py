@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -58,15 +59,19 @@ FINAL_JSON = {
 }
 
 
-def _job(text: str = SUBMISSION, reference: str = REFERENCE, **params: Any) -> GradingInput:
+def _job(
+    text: str = SUBMISSION, reference: str = REFERENCE, comment: str = "", **params: Any
+) -> GradingInput:
+    """A job with every step on unless a test turns one off (the seed's default is off)."""
     return GradingInput(
         text=text,
         filename="answer.txt",
         instructions="Explain photosynthesis.",
         max_score=10,
-        params=registry.validate_params(PLUGIN, params),
+        params=registry.validate_params(PLUGIN, {"summary": True, "analysis": True} | params),
         reference=reference,
         model="grader-model",
+        comment=comment,
     )
 
 
@@ -289,7 +294,59 @@ def test_a_score_outside_the_scale_needs_review(fake_llm, session):
     result = _grade(_job(summary=False, analysis=False), session)
     assert result.outcome is Outcome.NEEDS_REVIEW
     assert result.score is None
-    assert "12 out of 10" in result.error
+    assert "no usable score" in result.error
+
+
+@pytest.mark.parametrize(
+    ("final", "written"),
+    [
+        pytest.param({**FINAL_JSON, "score": 4, "max_score": 5}, "5", id="json-max-score"),
+        pytest.param({"score": "8/100", "feedback": "Fine."}, "100", id="fraction"),
+        pytest.param("Well explained.\n\nFinal score: 5/5", "5", id="text"),
+    ],
+)
+def test_a_score_on_another_scale_needs_review_unconverted(fake_llm, session, final, written):
+    _script(fake_llm, final)
+    result = _grade(_job(summary=False, analysis=False), session)
+    assert result.outcome is Outcome.NEEDS_REVIEW and result.score is None
+    assert f"out of {written}, but it was asked for a score out of 10." in result.error
+
+
+def test_the_upload_comment_reaches_the_final_step_as_data(fake_llm, session):
+    _script(fake_llm)
+    _grade(_job(comment="I could not finish the Calvin cycle part."), session)
+    summary, analysis, final = fake_llm.requests
+    marker = session.marker(SUBMISSION)
+    assert (
+        "Additional comments the student wrote when uploading:\n"
+        f"<<<BEGIN COMMENT {marker}>>>\nI could not finish the Calvin cycle part.\n"
+        f"<<<END COMMENT {marker}>>>"
+    ) in _user(final)
+    assert "comment they wrote when uploading" in final["messages"][0]["content"]
+    assert "Calvin cycle part" not in _user(summary) + _user(analysis)
+
+
+def test_without_a_comment_the_final_prompt_has_no_comment_block(fake_llm, session):
+    _script(fake_llm)
+    _grade(_job(summary=False, analysis=False), session)
+    assert "COMMENT" not in _user(fake_llm.requests[0])
+
+
+def test_by_default_only_the_final_step_runs(fake_llm, session):
+    """The seed's pipeline: summary and analysis run only when configured."""
+    _script(fake_llm)
+    job = GradingInput(**{**_job().__dict__, "params": registry.validate_params(PLUGIN, {})})
+    result = _grade(job, session)
+    assert [_step(body) for body in fake_llm.requests] == ["final"]
+    assert result.score == 8
+
+
+def test_an_unreadable_final_reply_is_logged_with_a_preview(fake_llm, session, caplog):
+    _script(fake_llm, "Nice work overall, well structured. " * 10)
+    with caplog.at_level(logging.WARNING, logger="app.grading.pipeline"):
+        _grade(_job(summary=False, analysis=False), session)
+    [line] = [r.getMessage() for r in caplog.records if r.name == "app.grading.pipeline"]
+    assert "no usable score" in line and "'Nice work overall" in line and len(line) < 250
 
 
 def test_a_criterion_score_outside_its_maximum_is_dropped(fake_llm, session):
@@ -357,7 +414,7 @@ def test_the_analysis_model_runs_the_notes_steps(fake_llm, session):
 def test_settings_are_validated():
     assert registry.validate_params(PLUGIN, {}) == PipelineParams()
     defaults = PipelineParams()
-    assert (defaults.summary, defaults.analysis, defaults.retrieval_top_k) == (True, True, 4)
+    assert (defaults.summary, defaults.analysis, defaults.retrieval_top_k) == (False, False, 4)
     assert (defaults.context_tokens, defaults.reserved_tokens) == (7000, 300)
     with pytest.raises(InvalidParams, match="chunk_overlap must be smaller"):
         registry.validate_params(PLUGIN, {"chunk_words": 50, "chunk_overlap": 50})
