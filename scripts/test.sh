@@ -3,6 +3,9 @@
 # real PostgreSQL server that scripts/postgres.sh installs and starts (skip that second pass
 # with EVALUAITOR_TEST_POSTGRES=0). Tests run in parallel on every core (pytest-xdist; set
 # EVALUAITOR_TEST_WORKERS=0 to run them in one process). Extra arguments go to pytest.
+# A real Moodle 4.5 (scripts/moodle.sh) boots in the background during the SQLite pass; the
+# tests in tests/moodle then run against it once, and it is stopped (skip with
+# EVALUAITOR_TEST_MOODLE=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -12,15 +15,42 @@ bash scripts/setup.sh
 # A reviewed false positive is marked in place with '# nosec <test id>' and the reason.
 .venv/bin/bandit --quiet --recursive app --severity-level medium
 workers=(-n "${EVALUAITOR_TEST_WORKERS:-auto}")
-.venv/bin/python -m pytest "${workers[@]}" "$@"
+
+moodle="" pg=""
+cleanup() {
+  if [ -n "$moodle" ]; then
+    wait "${moodle_starting:-}" 2>/dev/null || true  # a start cut short would leave it running
+    bash scripts/moodle.sh stop "$moodle"
+  fi
+  if [ -n "$pg" ]; then
+    local pg_ctl
+    pg_ctl=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/pg_ctl
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$pg_ctl" -D "$pg/pg/data" stop -m fast >/dev/null;
+    else "$pg_ctl" -D "$pg/pg/data" stop -m fast >/dev/null; fi
+    rm -rf "$pg"
+  fi
+}
+trap cleanup EXIT
+if [ "${EVALUAITOR_TEST_MOODLE:-1}" != 0 ]; then
+  moodle=$(mktemp -d)
+  bash scripts/moodle.sh start "$moodle" &
+  moodle_starting=$!
+fi
+
+.venv/bin/python -m pytest "${workers[@]}" --ignore=tests/moodle "$@"
+
+if [ -n "$moodle" ]; then
+  wait "$moodle_starting" || { echo "Moodle did not start (scripts/moodle.sh)" >&2; exit 1; }
+  echo "Against a real Moodle ($(cut -c1-60 "$moodle/moodle.json")…)"
+  EVALUAITOR_MOODLE="$moodle/moodle.json" .venv/bin/python -m pytest "${workers[@]}" tests/moodle "$@"
+  bash scripts/moodle.sh stop "$moodle"
+  moodle=""
+fi
 
 if [ "${EVALUAITOR_TEST_POSTGRES:-1}" != 0 ]; then
   pg=$(mktemp -d)
   chmod 755 "$pg"
-  trap 'pg_ctl=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/pg_ctl;
-        if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$pg_ctl" -D "$pg/pg/data" stop -m fast >/dev/null;
-        else "$pg_ctl" -D "$pg/pg/data" stop -m fast >/dev/null; fi; rm -rf "$pg"' EXIT
   url=$(bash scripts/postgres.sh "$pg/pg")
   echo "Again on PostgreSQL ($url)"
-  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "${workers[@]}" "$@"
+  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "${workers[@]}" --ignore=tests/moodle "$@"
 fi
