@@ -35,6 +35,17 @@ def graders(table: dict[tuple[str, str], str]):
     return answer
 
 
+def in_both_framings(g: str, e: str):
+    """Graders g and e, each giving the same reply in both framings."""
+    return graders({(model, framing): reply for model, reply in (("g", g), ("e", e))
+                    for framing in ("direct", "reverse")})  # fmt: skip
+
+
+def steady(g: float, e: float):
+    """Graders g and e, each giving the same total in both framings and no issues."""
+    return in_both_framings(scores(g, []), scores(e, []))
+
+
 def grade(session: LLMSession, **params) -> object:
     plugin = Ensemble()
     job = GradingInput(
@@ -57,10 +68,7 @@ def grade(session: LLMSession, **params) -> object:
     ],
 )
 def test_agreement_bands(fake_llm, session, g, e, band, score, unstable):
-    fake_llm.set_default(graders({
-        ("g", "direct"): scores(g, []), ("g", "reverse"): scores(g, []),
-        ("e", "direct"): scores(e, []), ("e", "reverse"): scores(e, []),
-    }))  # fmt: skip
+    fake_llm.set_default(steady(g, e))
     result = grade(session)
     assert result.provenance["band"] == band
     assert result.score == pytest.approx(score)
@@ -141,10 +149,7 @@ def java_job(name: str, **params) -> runner.Job:
 
 
 def test_policy_caps_come_last_and_use_the_lower_grader(fake_llm, session):
-    fake_llm.set_default(graders({
-        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
-        ("e", "direct"): scores(70, []), ("e", "reverse"): scores(70, []),
-    }))  # fmt: skip
+    fake_llm.set_default(steady(80, 70))
     result = runner.grade(java_job("hardcoded_literal.java"), session, lambda *_: None)
     assert [(f.code, f.cap) for f in result.flags if f.cap] == [("HardcodedOnly", 25)]
     assert result.provenance["band"] == "policy"
@@ -154,10 +159,7 @@ def test_policy_caps_come_last_and_use_the_lower_grader(fake_llm, session):
 
 
 def test_a_correct_program_is_not_capped(fake_llm, session):
-    fake_llm.set_default(graders({
-        ("g", "direct"): scores(92, []), ("g", "reverse"): scores(92, []),
-        ("e", "direct"): scores(90, []), ("e", "reverse"): scores(90, []),
-    }))  # fmt: skip
+    fake_llm.set_default(steady(92, 90))
     result = runner.grade(java_job("correct_for.java"), session, lambda *_: None)
     assert not [f for f in result.flags if f.cap]
     assert result.score == 91
@@ -178,10 +180,7 @@ SUM_TEST = [{"name": "prints the sum", "expected_stdout": "5050"}]
 
 
 def test_the_judge_runs_first_and_feeds_rules_and_graders(fake_llm, session):
-    fake_llm.set_default(graders({
-        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
-        ("e", "direct"): scores(80, []), ("e", "reverse"): scores(80, []),
-    }))  # fmt: skip
+    fake_llm.set_default(steady(80, 80))
     result = runner.grade(
         java_job("hardcoded_literal.java", tests=SUM_TEST), session, lambda *_: None
     )
@@ -193,10 +192,7 @@ def test_the_judge_runs_first_and_feeds_rules_and_graders(fake_llm, session):
 
 
 def test_a_program_that_does_not_compile_is_capped_by_the_judge(fake_llm, session):
-    fake_llm.set_default(graders({
-        ("g", "direct"): scores(60, []), ("g", "reverse"): scores(60, []),
-        ("e", "direct"): scores(60, []), ("e", "reverse"): scores(60, []),
-    }))  # fmt: skip
+    fake_llm.set_default(steady(60, 60))
     result = runner.grade(java_job("compile_error.java", tests=SUM_TEST), session, lambda *_: None)
     assert ("CompileError", 25) in [(f.code, f.cap) for f in result.flags]
     assert result.score == 25
@@ -238,10 +234,7 @@ def test_the_critique_round_is_recorded_but_out_of_the_mean_by_default(fake_llm,
 
 
 def test_an_activity_can_tune_or_switch_off_rules(fake_llm, session):
-    fake_llm.set_default(graders({
-        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
-        ("e", "direct"): scores(80, []), ("e", "reverse"): scores(80, []),
-    }))  # fmt: skip
+    fake_llm.set_default(steady(80, 80))
     tuned = runner.grade(
         java_job("hardcoded_literal.java", policy_caps={"HardcodedOnly": 40}), session, quiet
     )
@@ -334,10 +327,7 @@ def reply(categories: object = None, issues: object = ()) -> str:
     ids=["number", "objects", "mixed", "boolean", "list", "nan", "list-of-scores", "array"],
 )
 def test_a_reply_of_the_wrong_shape_counts_as_no_grade(fake_llm, session, bad, problem):
-    fake_llm.set_default(graders({
-        ("g", "direct"): bad, ("g", "reverse"): bad,
-        ("e", "direct"): reply(), ("e", "reverse"): reply(),
-    }))  # fmt: skip
+    fake_llm.set_default(in_both_framings(bad, reply()))
     result = grade(session)
     assert result.outcome.value == "needs_review" and result.score is None
     problems = [r.get("problem", "") for r in result.provenance["runs"] if r["model"] == "g"]
@@ -356,10 +346,7 @@ def test_the_feedback_shows_each_categorys_points_and_deductions(fake_llm, sessi
     low = {"Syntax & Compilation": 25, "Logic & Correctness": 15,
            "Output & Functionality": 20, "Style & Documentation": 22.5}  # fmt: skip
     high = {**low, "Logic & Correctness": 20}
-    fake_llm.set_default(graders({
-        ("g", "direct"): reply(low), ("g", "reverse"): reply(low),
-        ("e", "direct"): reply(high), ("e", "reverse"): reply(high),
-    }))  # fmt: skip
+    fake_llm.set_default(in_both_framings(reply(low), reply(high)))
     result = grade(session)  # 82.5 and 87.5: within 5 points, so the categories' means
     assert result.score == pytest.approx(8.5)
     assert (
@@ -377,10 +364,7 @@ def test_the_feedback_shows_each_categorys_points_and_deductions(fake_llm, sessi
 
 
 def test_a_capped_grade_says_which_cap_and_shows_the_lower_graders_categories(fake_llm, session):
-    fake_llm.set_default(graders({
-        ("g", "direct"): scores(80, []), ("g", "reverse"): scores(80, []),
-        ("e", "direct"): scores(60, []), ("e", "reverse"): scores(60, []),
-    }))  # fmt: skip
+    fake_llm.set_default(steady(80, 60))
     result = runner.grade(java_job("hardcoded_literal.java"), session, quiet)
     assert "These rules limit the grade to 25% of the maximum." in result.feedback
     assert "- Logic & Correctness: 15/25 (-10)" in result.feedback
