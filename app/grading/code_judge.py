@@ -121,7 +121,7 @@ def sandbox_unavailable(job: GradingInput, exc: SandboxUnavailable) -> GradingRe
     """The server cannot sandbox: the teacher grades (and is told why), the admin fixes it;
     bwrap's own error (paths, kernel messages) goes to the log, not to a page."""
     log.error("code judge unavailable: %s", exc)
-    message = SandboxUnavailable.user_message
+    message = exc.user_message  # the sandbox, or the language's toolchain (CompilerMissing)
     return GradingResult(Outcome.NEEDS_REVIEW, None, job.max_score, message, error=message)
 
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from app.catalogue import N_
 from app.judge.languages import (
     BUILD,
     Language,
@@ -22,7 +23,7 @@ from app.judge.languages import (
     detect_language,
     sources_for,
 )
-from app.judge.sandbox import MIB, Limits, SandboxResult, run_sandboxed
+from app.judge.sandbox import MIB, Limits, SandboxResult, SandboxUnavailable, run_sandboxed
 
 Status = Literal[
     "passed",
@@ -236,9 +237,15 @@ def _compile(lang: Language, workdir: Path, sources: list[str]) -> tuple[bool, s
     return True, output
 
 
-class CompilerMissing(RuntimeError):
-    """This server has no toolchain for the language: a check that needs it must say so
-    rather than blame the student's code."""
+class CompilerMissing(SandboxUnavailable):
+    """This server has no toolchain for the language. Like a missing sandbox, it is the
+    server's fault: the program must not be blamed with a compile error (inside the sandbox
+    the missing command would read as one), and a check that needs the compiler says so."""
+
+    user_message = N_(
+        "The code judge cannot run: this server has no compiler or interpreter for this "
+        "language. Ask the administrator to see docs/sandbox.md."
+    )
 
 
 @contextmanager
@@ -283,11 +290,14 @@ def judge(
 
     source_files maps relative names to contents (teacher harness files may be merged in);
     language is a name ("java", "python", …) or None to detect it by extension; entry overrides
-    the entry point (main file, or Java main class).
+    the entry point (main file, or Java main class). Raises SandboxUnavailable (CompilerMissing
+    when only the language's toolchain is missing) rather than judge on a server that cannot.
     """
     limits = limits or Limits()
     lang = detect_language(list(source_files), language)
     sources = sources_for(lang, list(source_files))
+    if not lang.available():
+        raise CompilerMissing(f"{lang.executable} is not installed on this server")
     with _submission(source_files) as workdir:
         texts = {
             name: (c if isinstance(c, str) else c.decode("utf-8", errors="replace"))

@@ -58,3 +58,10 @@ def test_settings_are_checked():
         registry.validate_params(CodeJudge(), {"tests": []})
     with pytest.raises(registry.InvalidParams, match="unknown language"):
         registry.validate_params(CodeJudge(), {"tests": TESTS, "language": "cobol"})
+
+
+def test_a_server_without_the_compiler_does_not_blame_the_program(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")  # no python3 (nor anything) on the worker's PATH
+    result = grade(GOOD)
+    assert result.outcome.value == "needs_review" and result.score is None
+    assert "no compiler or interpreter for this language" in result.feedback

@@ -173,10 +173,13 @@ def test_compile_only_accepts_a_correct_program(language: str) -> None:
     assert compile_only(SUM[language], language)[0]
 
 
-def test_compile_only_without_the_toolchain(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_toolchain_nothing_is_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's fault, not a compile error of the student's."""
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(CompilerMissing, match="javac is not installed"):
         compile_only(SUM["java"], "java")
+    with pytest.raises(CompilerMissing, match="gcc is not installed"):
+        judge(SUM["c"], "c", SUM_TESTS)
 
 
 @pytest.mark.parametrize("language", LANGS)
