@@ -17,6 +17,7 @@ import yaml
 from flask import current_app
 from flask_babel import lazy_gettext as _l
 from pydantic import ValidationError
+from sqlalchemy import select
 
 from app.extensions import db
 from app.extract import Kind
@@ -38,6 +39,16 @@ KIND_LABELS: dict[Kind, Any] = {
     Kind.CODE: _l("Source code"),
 }
 
+#: The grading strategies in words, for pages and messages (unknown ones keep their name).
+STRATEGY_LABELS: dict[str, Any] = {
+    "rubric_eval": _l("Overall judgement against the instructions"),
+    "criteria": _l("Criterion by criterion"),
+    "criteria_tree": _l("Tree of weighted criteria"),
+    "pipeline": _l("Several steps with the reference material"),
+    "ensemble": _l("Several grader models"),
+    "code_judge": _l("Program tests (code judge)"),
+}
+
 #: Everything a teacher sets; copied when a course copy launches a deep-linked activity.
 SETTINGS = (
     "title",
@@ -53,6 +64,9 @@ SETTINGS = (
     "max_upload_mb",
     "max_attempts",
 )
+
+#: The audit action of :func:`record_own_column`.
+OWN_COLUMN = "own_column"
 
 #: Strategies that cannot grade without a rubric.
 NEEDS_RUBRIC = frozenset({"criteria"})
@@ -132,7 +146,11 @@ def configure(
     final_rubric = changes.get("rubric", activity.rubric)
     if strategy is not None and strategy.name in NEEDS_RUBRIC and not final_rubric:
         errors.setdefault(
-            "rubric", _l("The %(strategy)s strategy needs a rubric.", strategy=strategy.name)
+            "rubric",
+            _l(
+                "The strategy “%(strategy)s” needs a rubric.",
+                strategy=STRATEGY_LABELS.get(strategy.name, strategy.name),
+            ),
         )
 
     if title is not None:
@@ -222,6 +240,39 @@ def configure(
     if column is not None:
         queue.dispatch(column)  # Redis down: the sweeper sends it later
     return activity
+
+
+def record_own_column(activity_id: int) -> None:
+    """Note, once, that the LMS offered the activity no gradebook column of its own (its
+    launches carry the course's line items but no ``lineitem``: in Moodle, grades from the
+    tool are not accepted), so grades go to a column the tool creates (app.lti.passback).
+    The teacher page says so; the event is in the settings history."""
+    if not has_own_column(activity_id):
+        db.session.add(AuditEvent(activity_id=activity_id, action=OWN_COLUMN, details={}))
+        db.session.commit()
+
+
+def has_own_column(activity_id: int) -> bool:
+    return (
+        db.session.scalar(
+            select(AuditEvent.id)
+            .where(AuditEvent.activity_id == activity_id, AuditEvent.action == OWN_COLUMN)
+            .limit(1)
+        )
+        is not None
+    )
+
+
+def settings_history(activity: Activity) -> list[AuditEvent]:
+    """The activity's own audit events (settings a teacher changed, the tool's own gradebook
+    column), oldest first; a submission's events are shown with the submission."""
+    return list(
+        db.session.scalars(
+            select(AuditEvent)
+            .where(AuditEvent.activity_id == activity.id, AuditEvent.submission_id.is_(None))
+            .order_by(AuditEvent.id)
+        )
+    )
 
 
 def snapshot(activity: Activity) -> dict[str, Any]:

@@ -130,6 +130,15 @@ def select_rows(
     return chosen
 
 
+def on_maximum(value: float | None, scale: float | None, maximum: float | None) -> float | None:
+    """A score given on the grader's ``scale`` on the activity's ``maximum``, as the LMS
+    gradebook holds it (scores are sent on the column's scale), to two decimals: pages and
+    the CSV show one scale, also after the maximum changed. Without both scales, as it is."""
+    if value is None or not scale or not maximum:
+        return value
+    return round(value * maximum / scale, 2)
+
+
 # -- statistics -------------------------------------------------------------------------
 
 
@@ -231,8 +240,9 @@ CSV_COLUMNS = (
 _FORMULA_START = ("=", "+", "-", "@")  # after clean_name: no leading blanks or controls
 
 
-def to_csv(rows: Iterable[StudentRow]) -> str:
-    """The gradebook as CSV. Text cells lose hidden characters (app.text), and those that a
+def to_csv(rows: Iterable[StudentRow], maximum: float | None) -> str:
+    """The gradebook as CSV, scores on the activity's ``maximum`` (see :func:`on_maximum`;
+    None: each grade's own scale). Text cells lose hidden characters (app.text), and those that a
     spreadsheet would run as a formula are prefixed with an apostrophe (OWASP's advice), so a
     student named ``=HYPERLINK(...)`` stays text."""
     out = io.StringIO()
@@ -240,16 +250,18 @@ def to_csv(rows: Iterable[StudentRow]) -> str:
     writer.writerow(CSV_COLUMNS)
     for row in rows:
         grade, push = row.grade, row.push
+        scale = grade.scale if grade else None
+        out_of = maximum if maximum and scale else scale
         writer.writerow(
             [
                 _cell(row.name),
                 _cell(row.sub),
                 row.submission.attempt if row.submission else "",
                 row.status,
-                _num(row.ai_score),
-                _num(row.teacher_score),
-                _num(row.score),
-                _num(grade.scale if grade else None),
+                _num(on_maximum(row.ai_score, scale, maximum)),
+                _num(on_maximum(row.teacher_score, scale, maximum)),
+                _num(on_maximum(row.score, scale, maximum)),
+                _num(out_of),
                 "yes" if row.is_released else "no",
                 _cell(f"{push.kind}: {push.status}") if push else "",
                 row.submitted_at.strftime("%Y-%m-%d %H:%M") if row.submitted_at else "",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from flask import Flask, has_request_context, request
+from flask import Flask, g, has_request_context, request
 from flask_babel import Babel, get_locale, get_translations, gettext
 from flask_babel import support as babel_support
 
@@ -29,6 +29,9 @@ from app.lti.page_token import peek_locale
 
 LANGUAGES = ("en", "es")
 
+#: ``g`` key for the language a launch asked for, before it has a page token.
+LAUNCH_LOCALE = "launch_locale"
+
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
@@ -38,12 +41,13 @@ def _locale() -> str:
     if is_rest_api():
         return LANGUAGES[0]
     token = (request.view_args or {}).get("token")
-    if token:
-        wanted = peek_locale(token)
-        if wanted:
-            language = wanted.replace("_", "-").split("-")[0].lower()
-            if language in LANGUAGES:
-                return language
+    # A page token carries its launch's language; a launch being handled (its error or
+    # cookie page) left it in ``g`` (app.lti.views); otherwise the browser decides.
+    wanted = peek_locale(token) if token else g.get(LAUNCH_LOCALE)
+    if wanted:
+        language = wanted.replace("_", "-").split("-")[0].lower()
+        if language in LANGUAGES:
+            return language
     return request.accept_languages.best_match(LANGUAGES) or LANGUAGES[0]
 
 

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import math
 
-from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    g,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_babel import lazy_gettext as _l
 
-from app import ratelimit
+from app import activities, ratelimit
 from app.errors import Forbidden, LaunchError
 from app.extensions import redis_connection
+from app.i18n import LAUNCH_LOCALE
 from app.lti import claims, deep_linking, keys, platform_storage, registration, session
 from app.lti.launch import launch_registration, unverified_claims, validated_launch
 from app.lti.tool_config import find_platform
+from app.models.base import as_utc, utcnow
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
 # Launches whose state cookie the browser blocked (see app.lti.platform_storage).
@@ -34,6 +45,11 @@ def login():
 def launch():
     """Validate the id_token, record what it describes, and open the right page."""
     unverified = unverified_claims(request.form.get("id_token", ""))
+    # Its error and cookie pages speak the launch's language (a choice of words only, so
+    # the claim may be read before the signature is checked).
+    presentation = unverified.get(claims.LAUNCH_PRESENTATION)
+    if isinstance(presentation, dict) and isinstance(presentation.get("locale"), str):
+        g.setdefault(LAUNCH_LOCALE, presentation["locale"])
     platform, deployment = launch_registration(unverified)
     deep_linking.check_request(unverified)
     message = validated_launch(platform, deployment)
@@ -57,6 +73,9 @@ def launch():
         launch_id=message.get_launch_id(),
         default_max_score=current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"],
     )
+    ags = body.get(claims.AGS_ENDPOINT)
+    if isinstance(ags, dict) and ags.get("lineitems") and not ags.get("lineitem"):
+        activities.record_own_column(new_session.activity_id)
     token = session.issue_token(new_session)
     return redirect(url_for("web.activity", token=token), code=303)
 
@@ -89,6 +108,7 @@ def register():
             minutes=math.ceil(wait.seconds / 60),
         )
         return render_template("error.html", status=429, message=message), 429, wait.headers
+    started = utcnow()
     platform, deployment = registration.register(
         request.args.get("openid_configuration", ""),
         request.args.get("registration_token", ""),
@@ -97,7 +117,12 @@ def register():
         activate=bool(config["EVALUAITOR_REGISTRATION_AUTO_ACTIVATE"]),
         allow_private=bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
     )
-    return render_template("lti/registered.html", platform=platform, deployment=deployment)
+    # A platform Evaluaitor knew before: the LMS updated its registration (Moodle's "Update")
+    # and keeps the tool's state there, so the page must not call it pending.
+    is_update = as_utc(platform.created_at) < started
+    return render_template(
+        "lti/registered.html", platform=platform, deployment=deployment, is_update=is_update
+    )
 
 
 @bp.get("/canvas.json")

@@ -7,14 +7,24 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from app import gradebook
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.lti.session import LaunchSession, load
 from app.models import Submission
-from app.web import markdown
+from app.web import labels, markdown
 
 bp = Blueprint("web", __name__, url_prefix="/l/<token>")
 bp.add_app_template_filter(markdown.render, "markdown")
+for _global in (
+    labels.strategy_label,
+    labels.choice_label,
+    labels.action_label,
+    labels.field_label,
+    labels.kind_label,
+    gradebook.on_maximum,
+):
+    bp.add_app_template_global(_global)
 
 
 def safe_return_url(url: str | None) -> str | None:

@@ -276,6 +276,7 @@ def _form_page(
         kinds=KIND_LABELS,
         release_labels=RELEASE_LABELS,
         site_max_mb=site_max_mb,
+        history=activities.settings_history(activity) if mode == "settings" else [],
     )
 
 

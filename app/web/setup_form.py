@@ -19,6 +19,7 @@ from app.extract import ExtractionError, Kind, check, extract, sniff
 from app.grading.base import GradingPlugin
 from app.i18n import localize
 from app.uploads import IncomingFile, incoming_dir
+from app.web.labels import setting_label
 
 #: Reference material may be one of these kinds (not source code).
 REFERENCE_KINDS = frozenset({Kind.PDF, Kind.DOCX, Kind.TEXT, Kind.MARKDOWN})
@@ -70,7 +71,7 @@ def schema_fields(plugin: GradingPlugin) -> list[SchemaField]:
 
 
 def _field(name: str, spec: dict[str, Any], required: bool) -> SchemaField:
-    label = spec.get("title") or name.replace("_", " ").capitalize()
+    label = setting_label(name) or spec.get("title") or name.replace("_", " ").capitalize()
     common = {
         "name": name,
         "label": label,

@@ -12,10 +12,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from flask import Response, current_app, redirect, render_template, request, send_file, url_for
+from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy import select
 
-from app import gradebook, review
+from app import activities, gradebook, review
 from app.errors import EvaluaitorError, Forbidden, NotFound
 from app.extensions import db
 from app.grading import registry
@@ -68,6 +69,7 @@ def teacher_page(token: str, session: LaunchSession, activity: Activity):
         statuses=statuses,
         notice=NOTICES.get(args.get("done", "")),
         llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL")),
+        own_column=activities.has_own_column(activity.id),
     )
 
 
@@ -126,7 +128,7 @@ def override(token: str, submission_id: int):
         review.override(
             submission,
             actor_id,
-            score=form.get("score", ""),
+            score=_on_grader_scale(form.get("score", ""), submission),
             feedback=form.get("feedback", ""),
             criteria=_criterion_fields(form),
         )
@@ -134,6 +136,33 @@ def override(token: str, submission_id: int):
         return "released" if released else "overridden"
 
     return _submission_action(token, submission_id, save, keep_form=True)
+
+
+def _on_grader_scale(typed: str, submission: Submission) -> str:
+    """The score field, typed on the activity's maximum as the pages show scores, on the
+    grader's scale that :func:`app.review.override` stores. The value the page showed comes
+    back as the stored one, so saving an untouched field changes nothing. Raises ReviewError
+    for a number outside 0..maximum."""
+    grade, maximum = submission.grade, submission.activity.max_score
+    if grade is None or not grade.scale or not maximum or grade.scale == maximum:
+        return typed
+    try:
+        value = float(typed.strip().replace(",", "."))
+    except ValueError:
+        return typed  # review.override says what is wrong with it
+    shown = gradebook.on_maximum(grade.effective_score, grade.scale, maximum)
+    if grade.effective_score is not None and value == shown:
+        return repr(grade.effective_score)
+    if not 0 <= value <= maximum:
+        raise review.ReviewError(
+            _(
+                "%(what)s must be between %(min)g and %(max)g.",
+                what=_("The score"),
+                min=0,
+                max=maximum,
+            )
+        )
+    return repr(value * grade.scale / maximum)
 
 
 @bp.post("/submissions/<int:submission_id>/release")
@@ -217,7 +246,7 @@ def export_csv(token: str):
     roster = nrps.course_roster(activity.platform, activity.course, current_app.config)
     rows = gradebook.select_rows(gradebook.student_rows(activity, roster))
     return Response(
-        gradebook.to_csv(rows),
+        gradebook.to_csv(rows, activity.max_score),
         mimetype="text/csv",
         headers={
             "Content-Disposition": f'attachment; filename="gradebook-{activity.id}.csv"',

@@ -21,6 +21,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app import submissions
 from app.errors import FileTooLarge, Forbidden, SessionExpired, UploadError
 from app.extensions import db
+from app.gradebook import on_maximum
 from app.i18n import localize
 from app.lti.session import LaunchSession, load
 from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
@@ -82,6 +83,16 @@ _ACTIVITY_AND_USER = (
 )
 
 
+@bp.app_template_global()
+def instructions_shown(activity: Activity) -> str:
+    """The instructions under the page's title: without a first paragraph that only repeats
+    the title (a link added without deep linking gets "title, description" as its task, which
+    the grader reads whole)."""
+    text = (activity.instructions or "").strip()
+    first, _sep, rest = text.partition("\n\n")
+    return rest.strip() if first.strip() == (activity.title or "").strip() else text
+
+
 @bp.get("/status")
 def status(token: str):
     """The student's latest submission, polled by the page while grading runs.
@@ -104,8 +115,10 @@ def status(token: str):
             GradingJob.scale,
             Grade.override_score,
             Grade.released_at,
+            Activity.max_score,
         )
         .join(GradingJob, GradingJob.submission_id == Submission.id)
+        .join(Activity, Activity.id == Submission.activity_id)
         .outerjoin(Grade, Grade.submission_id == Submission.id)
         .where(
             Submission.activity_id == session.activity_id,
@@ -131,8 +144,9 @@ def status(token: str):
             "error": localize(row.error_message),
             "held": row.status == JobStatus.COMPLETED and not released,
             "retry_at": as_utc(row.retry_at).isoformat() if row.retry_at else None,
-            "score": score if released else None,
-            "scale": row.scale if released else None,
+            # on the activity's maximum, as the page and the LMS gradebook show it
+            "score": on_maximum(score, row.scale, row.max_score) if released else None,
+            "scale": (row.max_score or row.scale) if released else None,
         }
     )
 
