@@ -13,7 +13,8 @@ Rules (see docs/decisions.md):
   needs review, is pushed as ``PendingManual``, unless the student already has a grade in the
   gradebook (same reason as above).
 - Every push carries a ``timestamp`` strictly later, in whole seconds, than the last one sent
-  for that student (Moodle answers 409 otherwise).
+  for that student and than the current second (Moodle answers 409 otherwise, also right
+  after it rescaled the grade itself).
 - A push that a newer, already-sent push overtook is not sent (it would roll the grade back).
 - Scores go on the line item's own maximum, read before each push. It becomes the activity's
   maximum too, except while the teacher's new maximum is on its way to the column
@@ -258,8 +259,14 @@ def _sent_score(activity_id: int, user_id: int) -> float | None:
 
 
 def _next_timestamp(push: ScorePush) -> datetime:
-    """Now, in whole seconds, but strictly later than any timestamp already sent."""
-    now = datetime.now(UTC).replace(microsecond=0)
+    """The start of the next whole second, and later than any timestamp already sent.
+
+    Moodle compares whole seconds and refuses (409) a score not later than the grade it
+    holds, which it stamps itself when it rescales a column: a grade resent just after a
+    maximum change is in that same second. Every earlier stamp is at most the current second,
+    so the next one is later than all of them, at most one second ahead.
+    """
+    now = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
     last = db.session.scalar(
         select(func.max(ScorePush.sent_timestamp)).where(
             ScorePush.activity_id == push.activity_id,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
+from http.client import responses as STANDARD_REASONS
 from typing import Any, Self
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -142,8 +143,7 @@ class ServiceClient:
         if status < 400:
             return
         retryable = status in (408, 409, 425, 429) or status >= 500
-        snippet = response.text[:300].strip()
-        raise self.error(f"{what}: HTTP {status} {snippet}", status=status, retryable=retryable)
+        raise self.error(f"{what}: {refusal(response)}", status=status, retryable=retryable)
 
     def _json(self, response: httpx.Response) -> Any:
         try:
@@ -154,6 +154,20 @@ class ServiceClient:
                 status=response.status_code,
                 retryable=False,
             ) from exc
+
+
+def refusal(response: httpx.Response) -> str:
+    """The status and the platform's reason: Moodle writes it in the status line (``HTTP/1.0
+    409 Refusing score with an earlier timestamp…``) with an empty body (``[]``), others in
+    the body."""
+    parts = [f"HTTP {response.status_code}"]
+    reason = response.reason_phrase.strip()
+    if reason and reason != STANDARD_REASONS.get(response.status_code):
+        parts.append(reason)
+    body = response.text[:300].strip()
+    if body not in ("", "[]", "{}"):
+        parts.append(body)
+    return " ".join(parts)
 
 
 def _int(value: Any, default: int) -> int:

@@ -17,7 +17,14 @@ from flask import Flask
 
 from app.extensions import db
 from tests.fakes.llm_server import FakeLLM
-from tests.moodle.site import Moodle, Person, amd_arguments, fill_by_id, find_form
+from tests.moodle.site import (
+    Moodle,
+    Person,
+    amd_arguments,
+    fill_by_id,
+    find_form,
+    form_fields,
+)
 from tests.test_deep_linking import valid_form
 from tests.test_reliability import Stack
 
@@ -145,6 +152,16 @@ def add_activity(teacher: Person, type_id: int, *, section: int = 1, **setup: An
     saved = teacher.submit(form.action, fields | {"submitbutton2": "Save and return to course"})
     assert saved.status_code == 200 and "/course/view.php" in str(saved.url), saved.text[:800]
     return Placed(**teacher.moodle.row(PLACED_SQL, type_id))
+
+
+def change_settings(teacher: Person, cmid: int, **changes: Any) -> httpx.Response:
+    """The teacher opens the activity and saves the tool's Settings form with ``changes``."""
+    staff = launch(teacher, cmid)
+    page = teacher.follow(teacher.http.get(f"{staff.url}settings"))
+    fields = form_fields(find_form(page, "setup-form")) | changes
+    saved = submit_tool_form(teacher, page, fields)
+    assert saved.status_code == 200 and "saved=1" in str(saved.url), saved.text[:800]
+    return saved
 
 
 def submit_tool_form(

@@ -164,9 +164,16 @@ def forms(page: httpx.Response) -> list[lxml.html.FormElement]:
 
 
 def form_fields(form: lxml.html.FormElement) -> dict[str, Any]:
-    """What a browser submits for ``form`` unchanged (a repeated name keeps its last value,
-    as Moodle reads it: its checkboxes follow a hidden field of the same name)."""
-    return dict(form.form_values())
+    """What a browser submits for ``form`` unchanged; a repeated name (checkboxes of one
+    group, or Moodle's hidden "0" before a checkbox, of which PHP keeps the last) as a list."""
+    fields: dict[str, Any] = {}
+    for name, value in form.form_values():
+        if name in fields:
+            held = fields[name]
+            fields[name] = [*held, value] if isinstance(held, list) else [held, value]
+        else:
+            fields[name] = value
+    return fields
 
 
 def find_form(page: httpx.Response, form_id: str) -> lxml.html.FormElement:
