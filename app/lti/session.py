@@ -200,6 +200,10 @@ def _activity_for_link(
         return named
     copy = Activity(deployment_id=deployment.id, resource_link_id=link_id)
     copy_settings(named, copy)
+    if (body.get(claims.AGS_ENDPOINT) or {}).get("lineitem"):
+        # The copy has its own gradebook column (Moodle gives it the activity's grade setting,
+        # not the original's column maximum): its maximum is read from it before grading.
+        copy.max_score = None
     db.session.add(copy)
     return copy
 
