@@ -1,7 +1,8 @@
 """Translated interface text (Flask-Babel), English and Spanish.
 
 The language is the one the LMS asked for in the launch (``launch_presentation.locale``,
-kept in the page token), else the browser's Accept-Language, else English. The REST API
+kept in the page token, or in ``g`` while the launch itself is answered, so that its error
+and cookie pages speak it), else the browser's Accept-Language, else English. The REST API
 always answers in English: its clients are programs. Templates use ``_()``; Python code uses
 :func:`flask_babel.gettext` / ``lazy_gettext``. Catalogues live in ``app/translations``;
 ``scripts/translations.sh`` updates and compiles them.
