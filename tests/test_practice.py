@@ -128,12 +128,14 @@ def test_without_storage_or_cookie_the_launch_offers_a_new_window(http, practice
     launch = _submit(http, auth)
     assert launch.status_code == 200
     assert "Open Evaluaitor in a new window" in launch.text
-    (restart,) = parse_forms(launch.text, str(launch.url))
-    assert restart.action == practice_platform.tool_login_url
-    assert restart.fields["iss"] == practice_platform.issuer
-    assert "lti_storage_target" not in restart.fields
+    (handoff,) = parse_forms(launch.text, str(launch.url))
+    assert handoff.action == practice_platform.tool_url + "/lti/resume"
+    assert set(handoff.fields) == {"handoff"}  # the checked launch, not a second login
     assert 'target="_blank"' in launch.text
-    assert "/l/" not in launch.text  # no session was handed out
+    assert "/l/" not in launch.text  # no session was handed out in the frame
+    window = http.post(handoff.action, data=handoff.fields)
+    assert window.status_code == 303 and "/l/" in window.headers["Location"]
+    assert http.post(handoff.action, data=handoff.fields).status_code == 400  # works once
 
 
 def test_with_the_cookie_the_launch_redirects_at_once(practice_platform):

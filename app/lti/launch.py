@@ -11,7 +11,7 @@
   launch call the platform (or hold a worker on a slow one).
 - No cookie is needed but pylti1p3's short state cookie, and a launch without it still works
   when the login stored its state in the platform's storage frame
-  (:mod:`app.lti.platform_storage`); otherwise the page offers to open a new window.
+  (:mod:`app.lti.platform_storage`); otherwise the checked launch is handed to a new window.
 """
 
 from __future__ import annotations
@@ -192,6 +192,9 @@ class StrictMessageLaunch(FlaskMessageLaunch):
     #: Set when the state cookie was missing but the login used platform storage: the page
     #: must read the state and nonce back from the platform before it opens.
     storage_check: LoginRecord | None = None
+    #: Set when the state cookie was missing and the platform offers no storage: once every
+    #: other check passed, the launch is handed to a new window (app.lti.platform_storage).
+    cookie_missing: LoginRecord | None = None
 
     def validate(self) -> StrictMessageLaunch:
         super().validate()
@@ -207,8 +210,9 @@ class StrictMessageLaunch(FlaskMessageLaunch):
             if login is None:
                 raise
             if login.storage_target is None:
-                raise CookiesBlocked(login) from None
-            self.storage_check = login
+                self.cookie_missing = login
+            else:
+                self.storage_check = login
             return self
 
     def validate_jwt_signature(self) -> StrictMessageLaunch:
@@ -280,16 +284,6 @@ class LoginRecord:
     params: dict[str, str]
 
 
-class CookiesBlocked(LaunchError):
-    """The state cookie did not come back and the platform offers no storage."""
-
-    user_message = _l("Your browser blocked the cookie this launch needs inside the course page.")
-
-    def __init__(self, login: LoginRecord) -> None:
-        super().__init__(detail="state cookie missing, no platform storage")
-        self.login = login
-
-
 def remember_login(login: LoginRecord) -> None:
     redis_connection().set(LOGIN_KEY + login.state, json.dumps(asdict(login)), ex=LOGIN_TTL)
 
@@ -324,4 +318,6 @@ def validated_launch(platform: Platform, deployment: Deployment) -> StrictMessag
         raise LaunchError(detail=str(exc)) from exc
     if launch.storage_check is not None:
         g.lti_storage_check = (launch.storage_check, launch.get_launch_data()["nonce"])
+    if launch.cookie_missing is not None:
+        g.lti_new_window = True
     return launch

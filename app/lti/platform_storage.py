@@ -10,19 +10,31 @@ cookie is third-party, and browsers block it more and more. In order of preferen
    state and nonce there with ``lti.put_data`` before going on to the platform; when the
    cookie is missing at launch, the launch page reads them back with ``lti.get_data`` and
    opens the tool only if both match what this launch carries.
-3. Otherwise the launch page explains what happened and offers to start the launch again
-   in a new top-level window, where the cookie is first-party.
+3. Otherwise the launch is checked in full but for the cookie, and the page explains what
+   happened and offers to open the tool in a new top-level window. The frame cannot start
+   the login again: Moodle's ``lti_message_hint`` is single-use, so a second login with it
+   gets "Invalid request". It hands the checked launch over instead, by a random token that
+   works once, for :data:`HANDOFF_SECONDS`, posted (never in a URL) to :func:`take_handoff`
+   (docs/decisions.md, "A new window without a second login").
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from urllib.parse import parse_qs, urlsplit
 
-from flask import Response, g, make_response, render_template, request
+from flask import Response, g, make_response, redirect, render_template, request
+from flask_babel import lazy_gettext as _l
 
-from app.lti.launch import CookiesBlocked, LoginRecord, oidc_login, remember_login
+from app.errors import LaunchError
+from app.extensions import redis_connection
+from app.lti.launch import LoginRecord, oidc_login, remember_login
 from app.models import Platform
+
+#: How long the token handing a launch to a new window works: one click.
+HANDOFF_SECONDS = 120
+HANDOFF_KEY = "evaluaitor:lti-handoff:"
 
 #: The login initiation parameters a restarted launch sends again (OIDC and LTI 1.3).
 LOGIN_PARAMS = (
@@ -68,9 +80,17 @@ def start_login(platform: Platform, launch_url: str) -> Response:
 
 def hold_redirect_for_check(response: Response) -> Response:
     """After a launch whose state came from platform storage, show the page that reads it
-    back instead of redirecting at once (``after_request`` of the LTI blueprint)."""
+    back instead of redirecting at once; after one whose cookie was blocked, the page that
+    hands it to a new window (``after_request`` of the LTI blueprint)."""
     check = g.pop("lti_storage_check", None)
-    if check is None or response.status_code not in (302, 303):
+    new_window = g.pop("lti_new_window", False)
+    if response.status_code not in (302, 303):
+        return response
+    if new_window:
+        token = secrets.token_urlsafe(32)
+        redis_connection().set(HANDOFF_KEY + token, response.location, ex=HANDOFF_SECONDS)
+        return make_response(render_template("lti/new_window.html", handoff=token))
+    if check is None:
         return response
     login, nonce = check
     return make_response(
@@ -80,9 +100,15 @@ def hold_redirect_for_check(response: Response) -> Response:
     )
 
 
-def new_window_page(error: CookiesBlocked):
-    """The fallback: say why, and offer the same launch again at top level."""
-    return render_template("lti/new_window.html", login=error.login)
+def take_handoff(token: str) -> Response:
+    """The new window's request: the page the launch opened, once."""
+    location = redis_connection().getdel(HANDOFF_KEY + token) if token else None
+    if location is None:
+        raise LaunchError(
+            _l("This link to Evaluaitor has expired. Open the activity again from your course."),
+            detail="new-window handoff token unknown, used or expired",
+        )
+    return redirect(location.decode(), code=303)
 
 
 def _origin(url: str) -> str:

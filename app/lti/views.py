@@ -28,7 +28,6 @@ from app.models.base import as_utc, utcnow
 bp = Blueprint("lti", __name__, url_prefix="/lti")
 # Launches whose state cookie the browser blocked (see app.lti.platform_storage).
 bp.after_request(platform_storage.hold_redirect_for_check)
-bp.register_error_handler(platform_storage.CookiesBlocked, platform_storage.new_window_page)
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -78,6 +77,12 @@ def launch():
         activities.record_own_column(new_session.activity_id)
     token = session.issue_token(new_session)
     return redirect(url_for("web.activity", token=token), code=303)
+
+
+@bp.post("/resume")
+def resume():
+    """A launch the frame could not check for its cookie, opened in a new window."""
+    return platform_storage.take_handoff(request.form.get("handoff", ""))
 
 
 @bp.get("/jwks")

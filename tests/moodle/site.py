@@ -178,10 +178,12 @@ def form_fields(form: lxml.html.FormElement) -> dict[str, Any]:
 
 def find_form(page: httpx.Response, form_id: str) -> lxml.html.FormElement:
     """The form whose id is ``form_id`` or starts with it and "_" (Moodle's forms' ids end
-    with a random suffix)."""
+    with a random suffix); with ``""``, the page's only form."""
     for form in forms(page):
         if (form.get("id") or "").split("_")[0] == form_id:
             return form
+    if form_id == "" and len(forms(page)) == 1:  # a page's only form
+        return forms(page)[0]
     raise AssertionError(f"no form #{form_id} on {page.url}: {page.text[:500]}")
 
 
