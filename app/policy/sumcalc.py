@@ -12,10 +12,10 @@ on the syntax tree of every ``.java`` file (comments and strings never count as 
   ``2525 * 2`` or ``"50" + "50"``, or a variable that only ever holds one of those) and the
   program computes nothing: no loop that writes a variable, no recursion, no ``IntStream`` range
   or sum, no ``*``/``/`` formula. A formula reads a variable the program changes or, written
-  with literals, names the task's 100 or 101 (the seed counts ``n * (n + 1) / 2``, even as
-  ``100 * 101 / 2``, as a computation); a ``+`` of 100 or more terms is the sum written out.
-  Concatenation follows Java (``"Sum: " + 5000 + 50`` prints 500050, which is not 5050).
-  Assertions and comparisons with 5050 are not outputs.
+  with literals, names the task's 100 or 101 and not 5050 itself (the seed counts
+  ``n * (n + 1) / 2``, even as ``100 * 101 / 2``, as a computation); a ``+`` of 100 or more
+  terms is the sum written out. Concatenation follows Java (``"Sum: " + 5000 + 50`` prints
+  500050, which is not 5050). Assertions and comparisons with 5050 are not outputs.
 * **EvenOnly** (0.55) and **OffByOne** (0.60): every summing loop (``s += e`` or ``s = s + e``
   in a counting loop with constant bounds) and ``IntStream.range[Closed](a, b)[.filter].sum()`` is
   simulated, giving the values each sum received. If anything could not be followed, or any sum
@@ -302,8 +302,8 @@ def _operands(unit: JavaUnit, node: Node, operators: tuple[str, ...]) -> list[No
 def _is_formula(unit: JavaUnit, node: Node) -> bool:
     """Whether a ``*``/``/`` (or a long ``+`` chain) computes something rather than spelling
     out a constant: it reads a variable the program changes, or, written with literals only,
-    it is put in the task's terms (an operand of 100 or 101, as in ``100 * 101 / 2``) or adds
-    up at least 100 terms (the sum written out by hand)."""
+    it is put in the task's terms (an operand of 100 or 101, as in ``100 * 101 / 2``, and
+    none of 5050) or adds up at least 100 terms (the sum written out by hand)."""
     operator = unit.text(node.child_by_field_name("operator") or node)
     if operator == "+":
         return len(_operands(unit, node, ("+",))) >= 100
@@ -314,7 +314,7 @@ def _is_formula(unit: JavaUnit, node: Node) -> bool:
         values = [java.fold(unit, n, holder) for n in _operands(unit, node, ("*", "/"))]
     except Unresolved:
         return True
-    return any(value in (100, 101) for value in values)
+    return TARGET not in values and any(value in (100, 101) for value in values)
 
 
 def _computes(unit: JavaUnit) -> bool:
