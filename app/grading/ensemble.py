@@ -54,7 +54,7 @@ from app.judge.languages import UnsupportedLanguage
 from app.judge.runner import JudgeReport
 from app.judge.sandbox import SandboxUnavailable
 from app.llm.session import LLMSession
-from app.policy import PolicyContext, PolicyError, get_pack, run_pack
+from app.policy import PolicyContext, PolicyError, check_pack, get_pack
 
 
 class Category(BaseModel):
@@ -220,7 +220,7 @@ class Ensemble(GradingPlugin):
             report = _judge(job, params)
         except SandboxUnavailable as exc:  # no grade without the teacher's tests: review
             return sandbox_unavailable(job, exc)
-        policy_flags = _policy_flags(params, job, report)
+        policy_flags, compile_check = _policy_flags(params, job, report)
         if not llm.is_configured:
             result = _without_models(job, policy_flags)
         else:
@@ -228,6 +228,8 @@ class Ensemble(GradingPlugin):
             runs = _ask_all(job, params, llm, report)
             progress(3, self.steps, N_("Reconciling the grades"))
             result = reconcile(job, params, runs, policy_flags)
+        if compile_check:  # how the rules knew whether it compiles: a compiler, or syntax only
+            result.provenance["policy_compile_check"] = compile_check
         if report is not None:
             result.provenance["judge"] = report.to_dict()
             result.feedback += "\n\n### Automatic tests\n" + judge_feedback(report)
@@ -247,11 +249,12 @@ def _judge(job: GradingInput, params: EnsembleParams) -> JudgeReport | None:
 
 def _policy_flags(
     params: EnsembleParams, job: GradingInput, report: JudgeReport | None
-) -> list[Flag]:
-    """The pack's findings as capping flags, each with its fix and where it was seen. The
-    judge's verdict (did it compile, what it printed) lets rules confirm what they suspect."""
+) -> tuple[list[Flag], str]:
+    """The pack's findings as capping flags, each with its fix and where it was seen, and how
+    the pack knew whether the program compiles. The judge's verdict (did it compile, with
+    which messages, what it printed) lets rules confirm what they suspect."""
     if not params.policy:
-        return []
+        return [], ""
     sources = {f.name: f.text for f in job.files} or {job.filename: job.text}
     language = _LANGUAGES.get(Path(job.filename).suffix.lower(), "")
     context = PolicyContext(
@@ -259,22 +262,23 @@ def _policy_flags(
         language=language,
         program_output="\n".join(t.stdout for t in report.tests) if report else None,
         compile_ok=report.compiled if report else None,
+        compile_output=report.compile_output if report else "",
     )
-    findings = run_pack(
+    run = check_pack(
         params.policy,
         context,
         caps={code: cap / 100 for code, cap in params.policy_caps.items()},
         disabled=params.policy_disabled,
     )
     flags = []
-    for finding in findings:
+    for finding in run.findings:
         where = "; ".join(
             f"{e.source}:{e.line}: {e.snippet}" if e.line else f"{e.source}: {e.snippet}"
             for e in finding.evidence[:3]
         )
         message = f"{finding.message} Fix: {finding.fix}" + (f" (seen at {where})" if where else "")
         flags.append(Flag(finding.code, message, cap=half_up(finding.cap * 100, 2)))
-    return flags
+    return flags, run.compile_check
 
 
 _LANGUAGES = {".java": "java", ".py": "python", ".c": "c", ".cpp": "cpp", ".js": "javascript"}

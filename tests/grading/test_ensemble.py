@@ -165,6 +165,15 @@ def test_a_correct_program_is_not_capped(fake_llm, session):
     assert result.score == 91
 
 
+def test_the_provenance_says_how_the_rules_knew_whether_it_compiles(fake_llm, session):
+    """No teacher test ran the program, so the pack compiled it itself (or, on a server that
+    cannot, checked the syntax only): the grade's provenance must say which."""
+    fake_llm.set_default(steady(92, 90))
+    result = runner.grade(java_job("correct_for.java"), session, lambda *_: None)
+    check = result.provenance["policy_compile_check"]
+    assert check.startswith(("compiled by the java compiler", "syntax only:")), check
+
+
 def test_without_a_model_the_detectors_still_run():
     result = runner.grade(java_job("even_step.java"), LLMSession(None), lambda *_: None)
     assert "EvenOnly" in {f.code for f in result.flags}
