@@ -52,6 +52,19 @@ def _locale() -> str:
     return request.accept_languages.best_match(LANGUAGES) or LANGUAGES[0]
 
 
+def _translations() -> babel_support.NullTranslations:
+    """The request's catalogue for templates, looked up once per language: Flask-Babel's own
+    look-up walks the request context three times per text, and a page has about thirty.
+    Keyed by the locale object, so a ``force_locale`` block still gets its own language."""
+    locale = getattr(getattr(g, "_flask_babel", None), "babel_locale", None)
+    remembered = g.get("_evaluaitor_translations")
+    if locale is not None and remembered is not None and remembered[0] is locale:
+        return remembered[1]
+    translations = get_translations()
+    g._evaluaitor_translations = (get_locale(), translations)
+    return translations
+
+
 def localize(text: str | None) -> str | None:
     """A stored English text in the reader's language: the catalogue's translation of the same
     text, or of the message it was filled in from (``N_("… %(kind)s …") % values``, matched
@@ -94,5 +107,12 @@ def init_app(app: Flask) -> None:
     """Pages in the reader's language, and the grading layer's texts with them."""
     catalogue.install(gettext)
     Babel(app, locale_selector=_locale)
+    app.jinja_env.install_gettext_callables(
+        gettext=lambda s: _translations().ugettext(s),
+        ngettext=lambda s, p, n: _translations().ungettext(s, p, n),
+        pgettext=lambda c, s: _translations().upgettext(c, s),
+        npgettext=lambda c, s, p, n: _translations().unpgettext(c, s, p, n),
+        newstyle=True,
+    )
     app.jinja_env.filters["localize"] = localize
     app.jinja_env.globals["get_locale"] = get_locale

@@ -23,7 +23,7 @@ from flask import current_app
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from app import tenants
@@ -82,7 +82,8 @@ def _store(
     incoming: IncomingFile,
     data_dir: str,
 ) -> Submission:
-    if attempts_left(activity, user.id) == 0:
+    attempts = _attempts(activity.id, user.id)
+    if attempts.left(activity) == 0:
         raise UploadError(
             ngettext(
                 "You have used your attempt for this activity. Your teacher can allow one more.",
@@ -102,14 +103,7 @@ def _store(
     except ExtractionError as exc:
         raise UploadError(localize(exc.user_message)) from exc
 
-    attempt = 1 + (
-        db.session.scalar(
-            select(func.max(Submission.attempt)).where(
-                Submission.activity_id == activity.id, Submission.user_id == user.id
-            )
-        )
-        or 0
-    )
+    attempt = attempts.last + 1
     folder = tenants.platform_folder(activity.platform_id)
     directory = Path(data_dir) / folder / f"a{activity.id}" / f"u{user.id}"
     directory.mkdir(parents=True, exist_ok=True)
@@ -145,16 +139,37 @@ def _store(
 
 
 def attempts_left(activity: Activity, user_id: int) -> int | None:
-    """Uploads the student may still make; None when unlimited. Each attempt a teacher
-    reopened grants one more."""
+    """Uploads the student may still make; None when unlimited."""
     if activity.max_attempts is None:
         return None
-    used, reopened = db.session.execute(
-        select(func.count(Submission.id), func.count(Submission.reopened_at)).where(
-            Submission.activity_id == activity.id, Submission.user_id == user_id
-        )
+    return _attempts(activity.id, user_id).left(activity)
+
+
+@dataclass(frozen=True)
+class _Attempts:
+    used: int
+    reopened: int
+    #: The latest attempt's number (0 before the first).
+    last: int
+
+    def left(self, activity: Activity) -> int | None:
+        """None when unlimited. Each attempt a teacher reopened grants one more."""
+        if activity.max_attempts is None:
+            return None
+        return max(0, activity.max_attempts + self.reopened - self.used)
+
+
+def _attempts(activity_id: int, user_id: int) -> _Attempts:
+    """A student's attempts at an activity, counted in one query."""
+    used, reopened, last = db.session.execute(
+        _COUNT_ATTEMPTS, {"activity": activity_id, "user": user_id}
     ).one()
-    return max(0, activity.max_attempts + reopened - used)
+    return _Attempts(used, reopened, last or 0)
+
+
+_COUNT_ATTEMPTS = select(
+    func.count(Submission.id), func.count(Submission.reopened_at), func.max(Submission.attempt)
+).where(Submission.activity_id == bindparam("activity"), Submission.user_id == bindparam("user"))
 
 
 def _clean_filename(raw: str | None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from flask import current_app
+from flask import current_app, g
 from itsdangerous import BadData, URLSafeTimedSerializer
 
 from app.errors import SessionExpired
@@ -42,12 +42,19 @@ def issue_token(session: LaunchSession) -> str:
 
 def decode(token: str) -> LaunchSession:
     """The session a token names, if its signature holds and it has not expired; else
-    SessionExpired. Whether it still grants access is :func:`app.lti.session.load`'s call."""
+    SessionExpired. Whether it still grants access is :func:`app.lti.session.load`'s call.
+
+    Checked once per request: the language selector and the view both read the token.
+    """
+    if g.get("page_token") == token:
+        return g.page_session
     try:
         data = _serializer().loads(token, max_age=current_app.config["EVALUAITOR_LAUNCH_TTL"])
-        return LaunchSession(**data)
+        session = LaunchSession(**data)
     except (BadData, TypeError) as exc:
         raise SessionExpired() from exc
+    g.page_token, g.page_session = token, session
+    return session
 
 
 def peek_locale(token: str) -> str | None:

@@ -60,6 +60,8 @@ def announce_submission(submission: Submission) -> ScorePush | None:
 
     The caller commits and then calls :func:`app.jobs.queue.dispatch`.
     """
+    if not submission.activity.has_ags:
+        return None
     if _sent_score(submission.activity.id, submission.user.id) is not None:
         return None  # a Pending push would blank the grade the student already has
     return _new_push(submission, SUBMITTED)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flask_babel import lazy_gettext as _l
-from sqlalchemy import bindparam, select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.exc import IntegrityError
 
 from app.activities import copy_settings
@@ -25,39 +25,52 @@ from app.models import Activity, Course, Deployment, LtiUser, Organization, Plat
 def load(token: str) -> LaunchSession:
     """The session a page token stands for, if it still grants access.
 
-    Every route under ``/l/<token>/`` turns its token into access here, and only here.
-    Expired or forged tokens raise SessionExpired; a token whose platform, deployment or
-    organization an admin has switched off raises SwitchedOff, at once: the signature alone
-    would keep it working until it expires.
+    Every route under ``/l/<token>/`` turns its token into access here (or in
+    :func:`load_with_activity`), and only here. Expired or forged tokens raise SessionExpired; a
+    token whose platform, deployment or organization an admin has switched off raises
+    SwitchedOff, at once: the signature alone would keep it working until it expires.
     """
     session = decode(token)
-    _check_switched_on(session)
+    _check_switched_on(session, _SWITCHES)
     return session
 
 
-#: The switches above a page token's activity, by primary keys: built once, as building the
-#: statement costs more than running it.
-_SWITCHES = (
-    select(Platform.is_active, Deployment.is_active, Organization.is_active)
-    .select_from(Activity)
-    .join(Platform, Platform.id == Activity.platform_id)
-    .join(Deployment, Deployment.id == Activity.deployment_id)
-    .outerjoin(Organization, Organization.id == Platform.organization_id)
-    .where(Activity.id == bindparam("activity"), Activity.platform_id == bindparam("platform"))
-)
+def load_with_activity(token: str) -> tuple[LaunchSession, Activity]:
+    """:func:`load`, and the session's activity from the same query: pages need both."""
+    session = decode(token)
+    (activity,) = _check_switched_on(session, _ACTIVITY_AND_SWITCHES)
+    return session, activity
 
 
-def _check_switched_on(session: LaunchSession) -> None:
+def _switches(*loaded: Any) -> Select:
+    """``loaded`` and the switches above a page token's activity, by primary keys. Built once
+    per statement, as building one costs more than running it."""
+    return (
+        select(*loaded, Platform.is_active, Deployment.is_active, Organization.is_active)
+        .select_from(Activity)
+        .join(Platform, Platform.id == Activity.platform_id)
+        .join(Deployment, Deployment.id == Activity.deployment_id)
+        .outerjoin(Organization, Organization.id == Platform.organization_id)
+        .where(Activity.id == bindparam("activity"), Activity.platform_id == bindparam("platform"))
+    )
+
+
+_SWITCHES = _switches()
+_ACTIVITY_AND_SWITCHES = _switches(Activity)
+
+
+def _check_switched_on(session: LaunchSession, statement: Select) -> tuple[Any, ...]:
     """One query per request: the activity's platform, deployment and organization (a
-    platform without one counts as on) must all be on."""
+    platform without one counts as on) must all be on. Returns the rest of the row."""
     row = db.session.execute(
-        _SWITCHES, {"activity": session.activity_id, "platform": session.platform_id}
+        statement, {"activity": session.activity_id, "platform": session.platform_id}
     ).first()
     if row is None:  # the activity (or its platform) was deleted
         raise SessionExpired(detail=f"no activity {session.activity_id}")
-    platform_on, deployment_on, organization_on = row
+    *loaded, platform_on, deployment_on, organization_on = row
     if not (platform_on and deployment_on and organization_on is not False):
         raise SwitchedOff(detail=f"platform {session.platform_id} or its deployment is off")
+    return tuple(loaded)
 
 
 def record_launch(
@@ -115,8 +128,7 @@ def _record(
         raise LaunchError(detail="launch without resource_link.id")
     course, user = _record_people(platform, body)
     activity = _activity_for_link(platform, deployment, str(link["id"]), body)
-    activity.platform_id = platform.id
-    activity.course_id = course.id if course else None
+    _assign(activity, platform_id=platform.id, course_id=course.id if course else None)
     # Evaluaitor owns the title (docs/decisions.md): a launch only names an untitled one.
     activity.title = activity.title or str(link.get("title") or "")
     if not activity.instructions:
@@ -149,10 +161,12 @@ def _record_people(platform: Platform, body: dict[str, Any]) -> tuple[Course | N
     if course is not None:  # the roster service, for the teacher page (see app.lti.nrps)
         nrps = body.get(claims.NRPS)
         url = nrps.get("context_memberships_url") if isinstance(nrps, dict) else None
-        course.memberships_url = url if isinstance(url, str) and url else course.memberships_url
+        if isinstance(url, str) and url:
+            _assign(course, memberships_url=url)
     user = _upsert(
         LtiUser,
-        {"platform_id": platform.id, "sub": str(body["sub"])},
+        platform,
+        str(body["sub"]),
         name=str(body.get("name") or ""),
         email=str(body.get("email") or ""),
     )
@@ -170,9 +184,7 @@ def _activity_for_link(
     Only activities of the launching platform are considered, so one tenant can never reach
     another's activity by naming its public id.
     """
-    known = db.session.scalar(
-        select(Activity).filter_by(deployment_id=deployment.id, resource_link_id=link_id)
-    )
+    known = db.session.scalar(_ACTIVITY_OF_LINK, {"deployment": deployment.id, "link": link_id})
     if known is not None:
         return known
     custom = body.get(deep_linking.CUSTOM)
@@ -233,9 +245,12 @@ def _store_ags_endpoint(activity: Activity, endpoint: dict[str, Any]) -> None:
     """Keep the AGS URLs so background jobs can push scores without a live launch."""
     if not endpoint:
         return
-    activity.lineitem_url = endpoint.get("lineitem") or activity.lineitem_url
-    activity.lineitems_url = endpoint.get("lineitems") or activity.lineitems_url
-    activity.ags_scopes = list(endpoint.get("scope") or [])
+    _assign(
+        activity,
+        lineitem_url=endpoint.get("lineitem") or activity.lineitem_url,
+        lineitems_url=endpoint.get("lineitems") or activity.lineitems_url,
+        ags_scopes=list(endpoint.get("scope") or []),
+    )
 
 
 def _upsert_course(platform: Platform, context: dict[str, Any]) -> Course | None:
@@ -243,19 +258,41 @@ def _upsert_course(platform: Platform, context: dict[str, Any]) -> Course | None
         return None
     return _upsert(
         Course,
-        {"platform_id": platform.id, "context_id": str(context["id"])},
+        platform,
+        str(context["id"]),
         title=str(context.get("title") or ""),
         label=str(context.get("label") or ""),
     )
 
 
-def _upsert(model: type, keys: dict[str, Any], **values: Any):
-    """Fetch by natural key and update, or insert; flushed so the id is known."""
-    row = db.session.scalar(select(model).filter_by(**keys))
+#: The rows a launch looks up by natural key (with the platform), and their statements, built
+#: once: building a statement costs more than running it.
+_NATURAL_KEY = {Course: Course.context_id, LtiUser: LtiUser.sub}
+_BY_NATURAL_KEY = {
+    model: select(model).where(model.platform_id == bindparam("platform"), key == bindparam("key"))
+    for model, key in _NATURAL_KEY.items()
+}
+_ACTIVITY_OF_LINK = select(Activity).where(
+    Activity.deployment_id == bindparam("deployment"),
+    Activity.resource_link_id == bindparam("link"),
+)
+
+
+def _upsert(model: type[Course] | type[LtiUser], platform: Platform, key: str, **values: Any):
+    """Fetch by natural key and update, or insert; a new row is flushed so its id is known.
+    Most launches change nothing: then nothing is written."""
+    row = db.session.scalar(_BY_NATURAL_KEY[model], {"platform": platform.id, "key": key})
     if row is None:
-        row = model(**keys)
+        row = model(platform_id=platform.id, **{_NATURAL_KEY[model].key: key}, **values)
         db.session.add(row)
-    for name, value in values.items():
-        setattr(row, name, value)
-    db.session.flush()
+        db.session.flush()
+        return row
+    _assign(row, **values)
     return row
+
+
+def _assign(row: Any, **values: Any) -> None:
+    """Set only the values that differ, so an unchanged row stays clean and is not flushed."""
+    for name, value in values.items():
+        if getattr(row, name) != value:
+            setattr(row, name, value)

@@ -23,7 +23,7 @@ from app.errors import FileTooLarge, Forbidden, SessionExpired, UploadError
 from app.extensions import db
 from app.gradebook import on_maximum
 from app.i18n import localize
-from app.lti.session import LaunchSession, load
+from app.lti.session import LaunchSession, load, load_with_activity
 from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
 from app.models.base import as_utc
 from app.web.blueprint import bp, safe_return_url
@@ -34,8 +34,7 @@ __all__ = ["bp"]
 
 @bp.get("/")
 def activity(token: str):
-    session = load(token)
-    activity = db.session.get(Activity, session.activity_id)
+    session, activity = load_with_activity(token)
     if session.is_staff:
         return teacher_page(token, session, activity)
     return _student_page(token, session, activity)
@@ -43,15 +42,12 @@ def activity(token: str):
 
 @bp.post("/submissions")
 def submit(token: str):
-    session = load(token)
+    session, activity = load_with_activity(token)
     if session.is_staff:
         raise Forbidden(_("Only students submit work here."))
-    row = db.session.execute(
-        _ACTIVITY_AND_USER, {"activity": session.activity_id, "user": session.user_id}
-    ).first()
-    if row is None:  # the user was removed since the launch
+    user = db.session.get(LtiUser, session.user_id)
+    if user is None or user.platform_id != activity.platform_id:  # removed since the launch
         raise SessionExpired(detail=f"no user {session.user_id}")
-    activity, user = row
     max_mb = current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
     try:
         upload = request.files.get("file")  # parsing the body may find it too large
@@ -73,14 +69,6 @@ def submit(token: str):
     else:
         return redirect(url_for("web.activity", token=token), code=303)
     return _student_page(token, session, activity, error=error.user_message), error.status_code
-
-
-#: An upload needs both rows (of the same platform): one statement, built once.
-_ACTIVITY_AND_USER = (
-    select(Activity, LtiUser)
-    .join(LtiUser, LtiUser.platform_id == Activity.platform_id)
-    .where(Activity.id == bindparam("activity"), LtiUser.id == bindparam("user"))
-)
 
 
 @bp.app_template_global()
