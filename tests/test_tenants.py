@@ -66,6 +66,9 @@ ROUTES: dict[str, str] = {
     "lti.canvas_json": PUBLIC,
     "lti.login": LTI_ENTRY,
     "lti.launch": LTI_ENTRY,
+    # The new window of a launch whose cookie the frame could not read: a single-use handoff
+    # token, issued for one launch already checked, decides the tenant.
+    "lti.resume": LTI_ENTRY,
     "lti.register": REGISTRATION,
     "admin.index": ADMIN,
     "admin.sign_in": ADMIN,
