@@ -367,6 +367,8 @@ def test_launch_id_is_single_use(platform: FakePlatform, tool: ToolStub) -> None
 
     with pytest.raises(AuthorizationError, match="unknown or used launch id"):
         platform.authorize(params)
+    again = HTTP.post(platform.auth_login_url, data=params)
+    assert again.status_code == 404 and "Invalid request" in again.text  # Moodle's error page
 
 
 def test_set_launch_chooses_the_launch_by_login_hint(
@@ -535,7 +537,9 @@ def test_score_not_strictly_later_in_whole_seconds_is_refused(
     later = post_score(platform, token, lineitem, scoreGiven=9, timestamp=stamp(2))
 
     assert same_second.status_code == 409
-    assert "Refusing score with an earlier timestamp" in same_second.json()["reason"]
+    # Moodle's reason is in the status line only; the body is "[]".
+    assert same_second.reason_phrase.startswith("Refusing score with an earlier timestamp")
+    assert same_second.content == b"[]"
     assert later.status_code == 200
     assert platform.grade_for("2")["scoreGiven"] == 9
 
@@ -617,7 +621,8 @@ def test_invalid_scores_are_refused(
     )
 
     assert response.status_code == 400
-    assert response.json()["reason"].startswith("Incorrect score received")
+    assert response.reason_phrase.startswith("Incorrect score received")
+    assert response.json() == []
 
 
 def test_deleted_lineitem_is_gone(platform: FakePlatform, tool: ToolStub) -> None:
@@ -719,6 +724,35 @@ def test_results_and_lineitem_update(platform: FakePlatform, tool: ToolStub) -> 
     assert [(r["userId"], r["resultScore"], r["resultMaximum"], r["comment"]) for r in results] == [
         ("2", 10, 20, "Half")
     ]
+
+
+def test_a_new_maximum_restamps_the_grades_it_rescales(
+    platform: FakePlatform, tool: ToolStub
+) -> None:
+    """As Moodle's rescale does: a score dated before the change is then refused (409)."""
+    platform.make_id_token(nonce="n", lineitem=False)  # a column the tool makes: dated by it
+    token = access_token(tool, platform)
+    created = HTTP.post(
+        platform.lineitems_url,
+        json={"label": "Essay", "scoreMaximum": 10, "resourceLinkId": "rl-1"},
+        headers=bearer(token, **{"Content-Type": LINEITEM_TYPE}),
+    ).json()["id"]
+    assert post_score(platform, token, created, timestamp=stamp(-60)).status_code == 200
+    same = {"label": "Essay", "scoreMaximum": 10}
+    HTTP.put(created, json=same, headers=bearer(token, **{"Content-Type": LINEITEM_TYPE}))
+    assert platform.grade_for("2")["timemodified"] < time.time() - 30  # unchanged maximum
+
+    rescaled = HTTP.put(
+        created,
+        json={"label": "Essay", "scoreMaximum": 20},
+        headers=bearer(token, **{"Content-Type": LINEITEM_TYPE}),
+    )
+
+    assert rescaled.status_code == 200
+    assert platform.grade_for("2")["grade"] == 14
+    refused = post_score(platform, token, created, scoreMaximum=20, timestamp=stamp(-30))
+    assert refused.status_code == 409 and refused.content == b"[]"
+    assert post_score(platform, token, created, timestamp=stamp(1)).status_code == 200
 
 
 def test_memberships(platform: FakePlatform, tool: ToolStub) -> None:

@@ -12,6 +12,20 @@ class AuthorizationError(ValueError):
     """An authentication request the platform refuses; the message says why."""
 
 
+class InvalidRequest(AuthorizationError):
+    """A launch id Moodle no longer holds (used once already, or never made): auth.php
+    cannot trust the redirect URI and shows its own error page, "Invalid request" (404)."""
+
+
+def invalid_request_page() -> str:
+    """Moodle's error page for ``moodle_exception('invalidrequest')``, in short."""
+    return (
+        "<!DOCTYPE html>\n<html><head><title>Error | Moodle</title></head><body>\n"
+        '<div data-rel="fatalerror" class="errorbox alert alert-danger">'
+        '<p class="errormessage">Invalid request</p></div>\n</body></html>\n'
+    )
+
+
 @dataclass(frozen=True)
 class PendingLaunch:
     """What Moodle keeps in the session between login initiation and authentication."""

@@ -21,7 +21,14 @@ from .deep_linking import RETURN_PATH as DEEP_LINKING_RETURN
 from .deep_linking import DeepLinking
 from .faults import Fault, Faults, fault_response
 from .keys import SigningKey, jwks
-from .launch import AuthorizationError, PendingLaunch, auto_submit_form, check_auth_request
+from .launch import (
+    AuthorizationError,
+    InvalidRequest,
+    PendingLaunch,
+    auto_submit_form,
+    check_auth_request,
+    invalid_request_page,
+)
 from .oauth import TokenService
 from .services import Services
 from .store import Gradebook
@@ -251,8 +258,9 @@ class FakePlatform:
     def authorize(self, params: Mapping[str, str]) -> tuple[str, dict[str, str]]:
         """The authentication endpoint's logic: (redirect_uri, form fields to post there).
 
-        Like Moodle, the launch id in lti_message_hint is single use and login_hint must be the
-        user who started that launch. Raises AuthorizationError.
+        Like Moodle, the launch id in lti_message_hint is single use (InvalidRequest the second
+        time) and login_hint must be the user who started that launch. Raises
+        AuthorizationError.
         """
         launch_id = check_auth_request(
             params, client_id=self.client_id, redirect_uris=self.tool_redirect_uris
@@ -260,7 +268,7 @@ class FakePlatform:
         with self._lock:
             launch = self._launches.pop(launch_id, None)
         if launch is None:
-            raise AuthorizationError(f"invalid_request: unknown or used launch id {launch_id!r}")
+            raise InvalidRequest(f"invalid_request: unknown or used launch id {launch_id!r}")
         if params["login_hint"] != launch.user:
             raise AuthorizationError("access_denied: login_hint is not the user of this launch")
         settings = {"target_link_uri": launch.target_link_uri}
@@ -434,6 +442,8 @@ class FakePlatform:
         """GET or POST, as Moodle reads its parameters from either."""
         try:
             action, fields = self.authorize(request.values.to_dict())
+        except InvalidRequest:  # Moodle's own error page, as a second login with a hint gets
+            return Response(invalid_request_page(), status=404, content_type="text/html")
         except AuthorizationError as exc:
             return Response(str(exc), status=400, content_type="text/plain")
         return Response(auto_submit_form(action, fields), content_type="text/html")

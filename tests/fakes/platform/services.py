@@ -154,8 +154,16 @@ class Services:
         return Response(status=204)
 
     def _scores_post(self, request: Request, args: dict[str, Any]) -> Response:
-        """Moodle answers an accepted score with 200, its media type, and an empty body."""
-        self.gradebook.record_score(args["n"], _body(request))
+        """Moodle answers an accepted score with 200, its media type, and an empty body; a
+        refused one (400, 409) with its reason in the status line only, a body of ``[]`` and
+        the request's media type (scores.php keeps its ``$json = '[]'`` when it catches)."""
+        try:
+            self.gradebook.record_score(args["n"], _body(request))
+        except ServiceError as exc:
+            media_type = request.headers.get("Content-Type", "").split(";", 1)[0]
+            return Response(
+                "[]", status=_status_line(exc), content_type=f"{media_type}; charset=utf-8"
+            )
         return Response(status=200, content_type=f"{SCORE_TYPE}; charset=utf-8")
 
     def _results_get(self, request: Request, args: dict[str, Any]) -> Response:
@@ -235,5 +243,12 @@ def _error(request: Request, exc: ServiceError) -> Response:
         echo["contentType"] = request.headers["Content-Type"].split(";", 1)[0]
     body = {"status": exc.status, "reason": exc.reason, "request": echo}
     return Response(
-        json.dumps(body), status=exc.status, content_type="application/json; charset=utf-8"
+        json.dumps(body), status=_status_line(exc), content_type="application/json; charset=utf-8"
     )
+
+
+def _status_line(exc: ServiceError) -> str:
+    """Moodle's response.php sends ``HTTP/1.0 <code> <reason>``: its reason, not the standard
+    phrase, so a tool that reads only the body or the code loses why it was refused."""
+    reason = " ".join(exc.reason.split())  # one header line
+    return f"{exc.status} {reason.encode('latin-1', 'replace').decode('latin-1')}"

@@ -143,12 +143,21 @@ class Gradebook:
         )
 
     def update_item(self, n: int, data: Any) -> LineItem:
-        """PUT lineitem; a new maximum rescales existing grades, keeping their percentage."""
+        """PUT lineitem; a new maximum rescales existing grades, keeping their percentage.
+
+        Moodle's rescale (grade_item::rescale_grades_keep_percentage) saves each grade again,
+        which stamps it with the current second: a score sent in that second is then refused.
+        """
         item = self.item(n)
         label, maximum, link = self._item_fields(data)
-        for (item_n, _), grade in self.grades.items():
-            if item_n == n and grade["grade"] is not None:
-                grade["grade"] = round(grade["grade"] * maximum / item.score_maximum, 5)
+        if maximum != item.score_maximum:
+            now = int(time.time())
+            for (item_n, _), grade in self.grades.items():
+                if item_n != n or (grade["grade"] is None and grade["comment"] is None):
+                    continue
+                if grade["grade"] is not None:
+                    grade["grade"] = round(grade["grade"] * maximum / item.score_maximum, 5)
+                grade["timemodified"] = now
         item.label, item.score_maximum = label, maximum
         item.resource_id, item.tag = str(data.get("resourceId", "")), str(data.get("tag", ""))
         if link is not None:
