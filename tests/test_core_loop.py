@@ -100,7 +100,7 @@ def test_full_loop_puts_the_score_in_the_gradebook(
 
 
 def test_score_goes_on_the_line_item_scale(browser, platform, llm, live_tool):
-    llm.reply("Good work.\nNota final: 7 sobre 10")
+    llm.reply("Good work.\nNota final: 14 sobre 20")
     page = open_activity(browser, platform, live_tool, score_maximum=20)
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()

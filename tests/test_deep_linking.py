@@ -209,7 +209,7 @@ def test_switching_strategy_stores_its_own_settings(browser, platform, live_tool
     assert post_form(browser, page, form).status_code == 200
     activity = only_activity()
     assert activity.plugin_name == "pipeline"
-    assert activity.plugin_params == {"retrieval_top_k": 7, "analysis": False}
+    assert activity.plugin_params == {"retrieval_top_k": 7, "summary": True}  # analysis: off
 
 
 @pytest.mark.parametrize(
@@ -440,7 +440,7 @@ def test_a_platform_that_takes_no_line_item_gets_a_link_without_one(
     ]
     assert "lineItem" not in item and item["custom"] == {"activity": only_activity().public_id}
     (link_id,) = platform.deep_linking.links
-    llm.reply("Final score: 5/10")
+    llm.reply("Final score: 12.5/25")  # asked on the activity's maximum
     student = launch_link(browser, platform, live_tool, link_id)
     browser.post(student + "submissions", files={"file": ("e.txt", ESSAY.encode())})
     run_jobs()

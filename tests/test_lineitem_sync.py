@@ -16,7 +16,7 @@ from app.models import Activity, LineItemUpdate
 from tests.conftest import run_jobs
 from tests.fakes.platform import AGS_CLAIM
 from tests.fakes.platform.vocab import SCOPE_LINEITEM_READONLY, SCOPE_SCORE
-from tests.test_core_loop import GOOD_REPLY, open_activity, upload
+from tests.test_core_loop import open_activity, upload
 from tests.test_deep_linking import valid_form
 from tests.test_review import essay, graded, teacher
 
@@ -66,7 +66,7 @@ def test_new_title_and_maximum_reach_the_column_and_the_next_grade(
     assert platform.scores[-1]["scoreGiven"] == 16 and platform.scores[-1]["scoreMaximum"] == 20
     assert platform.grade_for("2")["grade"] == 16
     # The next grade goes on the new maximum too.
-    graded(browser, platform, llm, live_tool, user="4", reply="Final score: 6/10")
+    graded(browser, platform, llm, live_tool, user="4", reply="Final score: 12/20")
     assert platform.grade_for("4")["scoreGiven"] == 12
     assert platform.scores[-1]["scoreMaximum"] == 20
     page = browser.get(staff).text
@@ -104,7 +104,7 @@ def test_without_a_column_nothing_is_sent_and_the_first_grade_makes_it(
     run_jobs()
     assert puts(platform) == [] and db.session.query(LineItemUpdate).count() == 0
 
-    llm.reply(GOOD_REPLY)
+    llm.reply("Clear and accurate.\n\nFinal score: 16/20")  # asked on the new maximum
     upload(browser, page, "essay.txt", essay("2"))
     run_jobs()
     item = column(platform)
@@ -140,7 +140,7 @@ def test_a_column_that_keeps_failing_is_reported_and_grades_use_its_own_maximum(
     assert "Update the gradebook column again" in page
 
     # Meanwhile grades go on the column's real maximum; the teacher's setting is kept.
-    graded(browser, platform, llm, live_tool, user="4", reply="Final score: 6/10")
+    graded(browser, platform, llm, live_tool, user="4", reply="Final score: 12/20")
     assert platform.scores[-1]["scoreMaximum"] == 10 and platform.scores[-1]["scoreGiven"] == 6
     assert activity().max_score == 20
 

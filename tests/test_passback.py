@@ -151,15 +151,15 @@ def test_hold_flagged_releases_a_grade_without_flags_at_once(browser, platform, 
 def test_override_after_release_sends_the_teachers_score_on_the_line_items_scale(
     browser, platform, llm, live_tool
 ):
-    llm.reply(GOOD_REPLY)
+    llm.reply("Clear and accurate.\n\nFinal score: 16/20")  # asked on the column's 20
     page = open_activity(browser, platform, live_tool, score_maximum=20)
     upload(browser, page, "essay.txt", ESSAY.encode())
     run_jobs()
-    assert platform.grade_for("2")["scoreGiven"] == 16  # 8 of 10 on a 20-point column
+    assert platform.grade_for("2")["scoreGiven"] == 16
     submission = latest()
     staff = teacher(browser, platform, live_tool)
-    # The teacher scores on the grader's scale (the reply's 10), the column gets its own 20.
-    act(browser, staff, submission, "override", score="7.5", feedback="Teacher: *nice*.")
+    # The teacher scores on the grade's scale, which is the column's.
+    act(browser, staff, submission, "override", score="15", feedback="Teacher: *nice*.")
     run_jobs()
     assert platform.grade_for("2")["scoreGiven"] == 15
     assert platform.scores[-1]["comment"] == "Teacher: *nice*."  # only ** and __ are markup
