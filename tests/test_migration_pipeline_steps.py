@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from app.extensions import db
-from tests.conftest import POSTGRES_URL
-from tests.test_migrations import _fill_0004, _fresh
+from tests.test_migrations import filled_0004_upgraded
 
 #: (table, id, column) → the stored settings before 0006, and after it.
 CASES = {
@@ -37,15 +35,7 @@ def _stored(connection, table: str, row: int, column: str) -> dict:
 
 
 def test_0006_keeps_the_steps_of_existing_pipelines(tmp_path, redis_server, key_dir) -> None:
-    url, app = _fresh(tmp_path, redis_server)
-    with app.app_context():
-        if POSTGRES_URL:
-            with db.engine.begin() as connection:
-                connection.exec_driver_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-        upgrade(revision="0004")
-        engine = create_engine(url)
-        _fill_0004(engine)
-        upgrade(revision="0005")
+    with filled_0004_upgraded(tmp_path, redis_server, "0005") as engine:
         with engine.begin() as connection:
             for number in (2, 3):
                 connection.execute(
@@ -79,4 +69,3 @@ def test_0006_keeps_the_steps_of_existing_pipelines(tmp_path, redis_server, key_
         assert restored[("activity", 2, "plugin_params")] == {"summary": False}
         assert restored[("evaluation", 1, "plugin_params")] == {}
         assert restored[("submission", 2, "grading_override")]["params"] == {}
-        engine.dispose()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import Engine, create_engine, inspect, text
 
 from app import create_app
 from app.extensions import db
@@ -162,12 +165,10 @@ def _fill_0004(engine) -> None:
             connection.execute(text(statement), {"now": now})
 
 
-def test_0005_moves_every_submission_and_evaluation_into_its_grading_job(
-    tmp_path, redis_server, key_dir
-):
-    """A database filled by revision 0004 keeps every row through 0005: the file, state,
-    progress and result move into grading jobs with the core's status words, callbacks into
-    their own rows; and back again on downgrade."""
+@contextmanager
+def filled_0004_upgraded(tmp_path, redis_server, revision: str) -> Iterator[Engine]:
+    """Inside the app's context, an engine on a database that revision 0004 filled (see
+    :func:`_fill_0004`), then upgraded to ``revision``."""
     url, app = _fresh(tmp_path, redis_server)
     with app.app_context():
         if POSTGRES_URL:
@@ -176,7 +177,20 @@ def test_0005_moves_every_submission_and_evaluation_into_its_grading_job(
         upgrade(revision="0004")
         engine = create_engine(url)
         _fill_0004(engine)
-        upgrade(revision="0005")
+        upgrade(revision=revision)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+
+
+def test_0005_moves_every_submission_and_evaluation_into_its_grading_job(
+    tmp_path, redis_server, key_dir
+):
+    """A database filled by revision 0004 keeps every row through 0005: the file, state,
+    progress and result move into grading jobs with the core's status words, callbacks into
+    their own rows; and back again on downgrade."""
+    with filled_0004_upgraded(tmp_path, redis_server, "0005") as engine:
         with engine.connect() as connection:
             jobs = {
                 row.submission_id: row
@@ -253,4 +267,3 @@ def test_0005_moves_every_submission_and_evaluation_into_its_grading_job(
                 text("SELECT result, callback_status FROM evaluation WHERE id = 2")
             ).one()
             assert result.callback_status == "sent"
-        engine.dispose()
