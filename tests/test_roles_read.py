@@ -199,4 +199,5 @@ def test_the_settings_page_of_a_spanish_teacher_has_a_history_in_spanish(
     )
     browser.post(staff + "settings", data=valid_form(title="Ensayo"))
     html = browser.get(staff + "settings").text
+    assert "Cambios en la configuración" in html and "Cambió la configuración" in html
     assert "Changes to the settings" not in html and "Changed the settings" not in html
