@@ -253,6 +253,15 @@ def test_the_rest_api_answers_in_english_whatever_the_browser_says(app, browser)
             "Este archivo tiene la extensión '.pdf', pero su contenido no es un PDF. "
             "Guarde su trabajo en el formato correcto y vuelva a subirlo.",
         ),
+        # What the gradebook-column and score-push code store for the teacher page.
+        (
+            "The activity has no gradebook column in the LMS.",
+            "La actividad no tiene columna en el libro de calificaciones del LMS.",
+        ),
+        (
+            "The LMS answered with a gradebook column that has no address.",
+            "El LMS respondió con una columna del libro de calificaciones que no tiene dirección.",
+        ),
         ("Something a plugin wrote that no catalogue knows", None),
         ("", None),
         (None, None),

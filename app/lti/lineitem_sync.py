@@ -95,7 +95,9 @@ class ColumnSender:
             if not can_update(activity):
                 raise AgsError(MISSING_SCOPE, retryable=False)
             if not activity.lineitem_url:
-                raise AgsError("the activity has no gradebook column", retryable=False)
+                raise AgsError(
+                    N_("The activity has no gradebook column in the LMS."), retryable=False
+                )
             with passback.ags_client(activity) as client:
                 before, after = client.update_lineitem(
                     activity.lineitem_url,

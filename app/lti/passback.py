@@ -170,7 +170,10 @@ def _resolve_lineitem(client: AgsClient, activity: Activity) -> tuple[str, float
             score_maximum=activity.max_score or current_app.config["EVALUAITOR_DEFAULT_MAX_SCORE"],
         )
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            raise AgsError("the platform returned a line item without an id", retryable=False)
+            raise AgsError(
+                N_("The LMS answered with a gradebook column that has no address."),
+                retryable=False,
+            )
         activity.lineitem_url = item["id"]
     maximum = item.get("scoreMaximum") if isinstance(item, dict) else None
     if not isinstance(maximum, int | float) or maximum <= 0:
