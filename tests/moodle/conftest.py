@@ -61,6 +61,18 @@ def tool(moodle, app, stack) -> Iterator[Tool]:  # noqa: F811  (stack: the impor
     """The tool over HTTP as ``http://localhost:<port>`` (another site than Moodle's
     ``127.0.0.1``, so its frame is third-party as in a school), with one worker process,
     its own Redis and the fake model."""
+    yield from _served(moodle, app, stack, "localhost")
+
+
+@pytest.fixture
+def same_site_tool(moodle, app, stack) -> Iterator[Tool]:  # noqa: F811
+    """The tool as ``http://127.0.0.1:<port>``: the same site as Moodle, as a school that
+    serves it under its own domain (``evaluaitor.school.edu`` beside ``moodle.school.edu``),
+    so a browser keeps the tool's cookies in Moodle's frame."""
+    yield from _served(moodle, app, stack, "127.0.0.1")
+
+
+def _served(moodle: Moodle, app, stack, host: str) -> Iterator[Tool]:  # noqa: F811
     app.config["EVALUAITOR_REGISTRATION_AUTO_ACTIVATE"] = 1
     with FakeLLM() as llm:
         app.config["EVALUAITOR_LLM_BASE_URL"] = llm.url
@@ -68,7 +80,7 @@ def tool(moodle, app, stack) -> Iterator[Tool]:  # noqa: F811  (stack: the impor
         port = server.start()
         stack.start_worker()
         try:
-            yield Tool(f"http://localhost:{port}", app, stack, llm, moodle)
+            yield Tool(f"http://{host}:{port}", app, stack, llm, moodle)
         finally:
             server.stop()
 
