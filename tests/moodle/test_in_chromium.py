@@ -82,8 +82,8 @@ def test_a_student_uploads_in_moodles_frame_and_the_grade_lands(
     teacher,
     admin,
     moodle,
-    page,
-    tmp_path: Path,  # noqa: F811
+    page,  # noqa: F811  (the imported fixture)
+    tmp_path: Path,
 ):
     tool = same_site_tool
     type_id = register(admin, tool)
@@ -101,8 +101,8 @@ def test_with_third_party_cookies_blocked_the_student_goes_on_in_a_new_window(
     teacher,
     moodle,
     type_id,
-    page,
-    tmp_path: Path,  # noqa: F811
+    page,  # noqa: F811  (the imported fixture)
+    tmp_path: Path,
 ):
     """The tool on another site than Moodle, in a Chromium that blocks third-party cookies
     (tests/browser's launch flags) and over HTTP (no partitioned cookie): the frame offers a
