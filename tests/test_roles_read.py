@@ -12,8 +12,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from app import activities
 from app.extensions import db
+from app.grading import registry
 from app.models import Activity, AuditEvent, Grade
+from app.web import labels
 from tests.conftest import run_jobs
 from tests.fakes.platform import LTI_CLAIM, TEACHER, FakePlatform, browser_launch
 from tests.test_core_loop import open_activity, status, upload
@@ -201,3 +204,17 @@ def test_the_settings_page_of_a_spanish_teacher_has_a_history_in_spanish(
     html = browser.get(staff + "settings").text
     assert "Cambios en la configuración" in html and "Cambió la configuración" in html
     assert "Changes to the settings" not in html and "Changed the settings" not in html
+
+
+def test_every_strategy_setting_and_activity_field_has_a_label() -> None:
+    """A setting added to a strategy (or to the activity) without a label would show its code
+    name on the setup form and in the settings history."""
+    registry.register_builtin()
+    unlabelled = [
+        f"{plugin.name}.{name}"
+        for plugin in registry.all_plugins()
+        for name in plugin.Params.model_fields
+        if name not in labels.SETTINGS
+    ]
+    unlabelled += [name for name in activities.SETTINGS if name not in labels.ACTIVITY_FIELDS]
+    assert not unlabelled

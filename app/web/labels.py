@@ -37,6 +37,7 @@ SETTINGS: dict[str, Any] = {
     "categories": _l("Categories"),
     "reverse": _l("Ask also with the reverse framing"),
     "critique": _l("Mutual critique round"),
+    "critique_in_mean": _l("Count the critique round in the average"),
     "policy": _l("Policy pack"),
     "policy_caps": _l("Score caps by rule"),
     "policy_disabled": _l("Rules switched off"),
