@@ -46,7 +46,12 @@ def test_0006_keeps_the_steps_of_existing_pipelines(tmp_path, redis_server, key_
                         " created_at, updated_at) VALUES (:id, :public, 1, 1, :link, 'T', '',"
                         " 'rubric_eval', '{}', '[]', '', 'auto', '[]', :now, :now)"
                     ),
-                    {"id": number, "public": f"a{number}", "link": f"rl{number}", "now": "2026"},
+                    {
+                        "id": number,
+                        "public": f"a{number}",
+                        "link": f"rl{number}",
+                        "now": "2026-11-01 00:00:00",
+                    },
                 )
             connection.execute(text("UPDATE activity SET plugin_name = 'pipeline' WHERE id < 3"))
             connection.execute(text("UPDATE evaluation SET plugin_name = 'pipeline' WHERE id = 1"))
