@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
+import lxml.etree
 import lxml.html
 import psycopg
 
@@ -67,6 +68,17 @@ class Moodle:
                 for role in ("admin", "teacher", "student", "student2")
             },
         )
+
+    def warm_up(self) -> None:
+        """Open the course once as the teacher, before tests run in parallel: a new site's first
+        course page stores the accessibility toolkit's settings, and two first views at once
+        collide on their unique key (Moodle answers 500, "Error writing to database")."""
+        person = self.sign_in(self.teacher)
+        try:
+            page = person.get("/course/view.php", id=self.course_id)
+            assert page.status_code == 200, said(page)
+        finally:
+            person.close()
 
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """Rows of a query on Moodle's own database (what its gradebook really holds)."""
@@ -191,7 +203,20 @@ def find_form(page: httpx.Response, form_id: str) -> lxml.html.FormElement:
             return form
     if form_id == "" and len(forms(page)) == 1:  # a page's only form
         return forms(page)[0]
-    raise AssertionError(f"no form #{form_id} on {page.url}: {page.text[:500]}")
+    raise AssertionError(
+        f"no form #{form_id} on {page.url} (HTTP {page.status_code}): {said(page)}"
+    )
+
+
+def said(page: httpx.Response) -> str:
+    """What a page says in words (Moodle's error pages name the error in their text, after a
+    long head of styles), for assertion messages."""
+    try:
+        body = lxml.html.fromstring(page.text).find("body")
+    except (ValueError, lxml.etree.ParserError):
+        body = None
+    words = body.text_content() if body is not None else page.text
+    return " ".join(words.split())[:800]
 
 
 def fill_by_id(form: lxml.html.FormElement, values: dict[str, Any]) -> dict[str, Any]:
