@@ -24,6 +24,7 @@ from tests.moodle.site import (
     fill_by_id,
     find_form,
     form_fields,
+    said,
 )
 from tests.test_deep_linking import valid_form
 from tests.test_reliability import Stack
@@ -108,8 +109,8 @@ def register(admin: Person, tool: Tool, *, update: int | None = None) -> int:
     page = admin.get(start, **params, type=-1 if update is None else update)
     if "type=0" in page.text:  # Moodle knows the domain: it asks whether to update a type
         page = admin.get(start, **params, type=0)
-    assert page.status_code == 200 and str(page.url).startswith(tool.url), page.text[:500]
-    assert "close-registration" in page.text, page.text[:500]
+    assert page.status_code == 200 and str(page.url).startswith(tool.url), said(page)
+    assert "close-registration" in page.text, said(page)
     return tool_type(tool.moodle, tool)["id"]
 
 
@@ -146,11 +147,11 @@ def add_activity(teacher: Person, type_id: int, *, section: int = 1, **setup: An
     )
     answer = submit_tool_form(teacher, setup_page, valid_form(**setup))
     chosen = amd_arguments(answer, "mod_lti/contentitem_return")
-    assert chosen, answer.text[:1000]
+    assert chosen, said(answer)
     fields = fill_by_id(form, {name: chosen.get(name) for name in DIALOG_FIELDS})
     fields["introeditor[text]"] = (chosen.get("introeditor") or {}).get("text", "")
     saved = teacher.submit(form.action, fields | {"submitbutton2": "Save and return to course"})
-    assert saved.status_code == 200 and "/course/view.php" in str(saved.url), saved.text[:800]
+    assert saved.status_code == 200 and "/course/view.php" in str(saved.url), said(saved)
     return Placed(**teacher.moodle.row(PLACED_SQL, type_id))
 
 
@@ -160,7 +161,7 @@ def change_settings(teacher: Person, cmid: int, **changes: Any) -> httpx.Respons
     page = teacher.follow(teacher.http.get(f"{staff.url}settings"))
     fields = form_fields(find_form(page, "setup-form")) | changes
     saved = submit_tool_form(teacher, page, fields)
-    assert saved.status_code == 200 and "saved=1" in str(saved.url), saved.text[:800]
+    assert saved.status_code == 200 and "saved=1" in str(saved.url), said(saved)
     return saved
 
 
@@ -177,7 +178,7 @@ def submit_tool_form(
 def launch(person: Person, cmid: int) -> httpx.Response:
     """Open the activity: Moodle's launch page, the OIDC login, the tool's page."""
     page = person.get("/mod/lti/launch.php", id=cmid, triggerview=0)
-    assert page.status_code == 200, page.text[:800]
+    assert page.status_code == 200, said(page)
     return page
 
 

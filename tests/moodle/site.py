@@ -120,7 +120,7 @@ class Person:
         account = {"username": self.account.username, "password": self.account.password}
         fields = form_fields(find_form(page, "login")) | account
         page = self.submit(urljoin(self.moodle.url, "/login/index.php"), fields, page)
-        assert self.sesskey, f"{self.account.username} could not log in: {page.text[:300]}"
+        assert self.sesskey, f"{self.account.username} could not log in: {said(page)}"
 
     # -- requests ---------------------------------------------------------------------------
 

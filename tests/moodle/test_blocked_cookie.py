@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.moodle.flows import add_activity, launch
-from tests.moodle.site import Person, find_form, form_fields
+from tests.moodle.site import Person, find_form, form_fields, said
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_with_the_cookie_blocked_the_tool_opens_in_a_new_window(
     assert "/l/" not in frame.text  # nothing that opens the tool is in the frame's page
 
     window = blocking_student.submit(handoff.action, fields, frame)
-    assert window.status_code == 200, window.text[:500]  # Moodle said "Invalid request" before
+    assert window.status_code == 200, said(window)  # Moodle said "Invalid request" before
     assert "Blocked cookie" in window.text and str(window.url).startswith(tool.url + "/l/")
 
     again = blocking_student.submit(handoff.action, fields, frame)

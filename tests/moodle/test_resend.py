@@ -12,7 +12,7 @@ from app.extensions import db
 from app.models import PushStatus, ScorePush
 from tests.documents import docx_bytes
 from tests.moodle.flows import gradebook, launch, upload, wait_for_gradebook
-from tests.moodle.site import Moodle, Person, forms
+from tests.moodle.site import Moodle, Person, forms, said
 from tests.moodle.test_grades import add_activity
 
 #: Manage tools → the tool's "IMS LTI Assignment and Grade Services" setting.
@@ -44,7 +44,7 @@ def resend_button(page: httpx.Response, push: ScorePush) -> str:
         if form.action.endswith(f"/pushes/{push.id}/retry"):
             assert "Resend to gradebook" in form.text_content()
             return form.action
-    raise AssertionError(f"no Resend button for push {push.id}: {page.text[:800]}")
+    raise AssertionError(f"no Resend button for push {push.id}: {said(page)}")
 
 
 def latest_push(person: Person) -> ScorePush | None:

@@ -18,7 +18,7 @@ from tests.moodle.flows import (
     tool_type,
     upload,
 )
-from tests.moodle.site import fill_by_id, find_form
+from tests.moodle.site import fill_by_id, find_form, said
 from tests.test_deep_linking import valid_form
 
 #: mdl_lti_types.state (mod/lti/locallib.php).
@@ -36,11 +36,11 @@ def test_re_registration_says_moodle_kept_the_tool_active(tool, admin, moodle, t
         sesskey=admin.sesskey,
         type=type_id,  # Moodle's "Update" of the known tool
     )
-    assert page.status_code == 200 and str(page.url).startswith(tool.url), page.text[:500]
+    assert page.status_code == 200 and str(page.url).startswith(tool.url), said(page)
     assert tool_type(moodle, tool)["state"] == CONFIGURED
-    said = words(page.text)
-    assert "a tool that was active stays active" in said
-    assert "Moodle adds the tool as pending" not in said
+    text = words(page.text)
+    assert "a tool that was active stays active" in text
+    assert "Moodle adds the tool as pending" not in text
 
 
 def test_a_title_set_in_the_settings_survives_moodle_launches(
@@ -109,15 +109,15 @@ def test_without_accept_grades_the_teacher_page_says_where_grades_go(
         find_form(form_page, "mform1"), {"name": "No grades", "instructorchoiceacceptgrades": False}
     )
     saved = teacher.submit(form_page.url, fields | {"submitbutton2": "Save and return to course"})
-    assert saved.status_code == 200 and "/course/view.php" in str(saved.url), saved.text[:800]
+    assert saved.status_code == 200 and "/course/view.php" in str(saved.url), said(saved)
     placed = Placed(**moodle.row(PLACED_SQL, type_id))
     assert not moodle.rows(
         "SELECT id FROM mdl_grade_items WHERE itemmodule = 'lti' AND iteminstance = %s",
         placed.instance,
     )
 
-    said = words(launch(teacher, placed.cmid).text)
-    assert "will create the column “No grades”" in said
+    text = words(launch(teacher, placed.cmid).text)
+    assert "will create the column “No grades”" in text
 
     tool.llm.reply("Final score: 7/10")
     assert upload(student, launch(student, placed.cmid), "essay.docx", docx_bytes()).status_code
@@ -133,5 +133,5 @@ def test_without_accept_grades_the_teacher_page_says_where_grades_go(
         ),
     )
     assert column[0]["finalgrade"] == 7  # a column of its own ("manual" item): no raw grade
-    said = words(launch(teacher, placed.cmid).text)  # this launch carries the new column
-    assert "Evaluaitor created the column “No grades” in the course gradebook" in said
+    text = words(launch(teacher, placed.cmid).text)  # this launch carries the new column
+    assert "Evaluaitor created the column “No grades” in the course gradebook" in text
