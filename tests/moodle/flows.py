@@ -150,9 +150,25 @@ def add_activity(teacher: Person, type_id: int, *, section: int = 1, **setup: An
     assert chosen, said(answer)
     fields = fill_by_id(form, {name: chosen.get(name) for name in DIALOG_FIELDS})
     fields["introeditor[text]"] = (chosen.get("introeditor") or {}).get("text", "")
-    saved = teacher.submit(form.action, fields | {"submitbutton2": "Save and return to course"})
-    assert saved.status_code == 200 and "/course/view.php" in str(saved.url), said(saved)
+    save_to_course(teacher, form.action, fields, form_page)
     return Placed(**teacher.moodle.row(PLACED_SQL, type_id))
+
+
+def save_to_course(
+    teacher: Person, action: str, fields: dict[str, Any], page: httpx.Response
+) -> httpx.Response:
+    """Save an activity's form with "Save and return to course": the course page.
+
+    When a grade item needs it, Moodle recalculates the course's grades on that page and
+    shows a progress bar in its place; the page is then loaded again, as its button does.
+    """
+    saved = teacher.submit(action, fields | {"submitbutton2": "Save and return to course"}, page)
+    for _ in range(10):
+        if "Recalculating grades" not in saved.text:
+            break
+        saved = teacher.follow(teacher.http.get(str(saved.url)))
+    assert saved.status_code == 200 and "/course/view.php" in str(saved.url), said(saved)
+    return saved
 
 
 def change_settings(teacher: Person, cmid: int, **changes: Any) -> httpx.Response:

@@ -14,6 +14,7 @@ from tests.moodle.flows import (
     Placed,
     add_activity,
     launch,
+    save_to_course,
     submit_tool_form,
     tool_type,
     upload,
@@ -108,8 +109,7 @@ def test_without_accept_grades_the_teacher_page_says_where_grades_go(
     fields = fill_by_id(
         find_form(form_page, "mform1"), {"name": "No grades", "instructorchoiceacceptgrades": False}
     )
-    saved = teacher.submit(form_page.url, fields | {"submitbutton2": "Save and return to course"})
-    assert saved.status_code == 200 and "/course/view.php" in str(saved.url), said(saved)
+    save_to_course(teacher, str(form_page.url), fields, form_page)
     placed = Placed(**moodle.row(PLACED_SQL, type_id))
     assert not moodle.rows(
         "SELECT id FROM mdl_grade_items WHERE itemmodule = 'lti' AND iteminstance = %s",
