@@ -116,18 +116,18 @@ def worker_command(burst: bool) -> None:
     RQ's scheduler, queues retries when due: they are kept in the database)."""
     from app.extensions import redis_connection
     from app.jobs import queue, tasks
-    from app.jobs.worker import SweepingWorker, preload, sweep_forever
+    from app.jobs.worker import preload, sweep_forever, work
 
     app = current_app._get_current_object()
     tasks.use_app(app)
     preload()
     if not burst:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
-    worker = SweepingWorker(
-        [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
-        connection=redis_connection(),
+    work(
+        lambda: [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
+        redis_connection,
+        burst=burst,
     )
-    worker.work(burst=burst, with_scheduler=False)
 
 
 @cli.command("requeue")

@@ -84,10 +84,14 @@ class Stack:
     def log(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in self.folder.glob("worker-*.log"))
 
-    def restart_redis_empty(self) -> None:
-        """SIGKILL the Redis server (nothing saved) and start it again, empty, on its port."""
+    def kill_redis(self) -> None:
+        """SIGKILL the Redis server: nothing is saved."""
         assert not processes.kill(processes.find(self.redis.data_dir))
         self.redis.stop()
+
+    def restart_redis_empty(self) -> None:
+        """SIGKILL the Redis server and start it again, empty, on its port."""
+        self.kill_redis()
         self.redis.start()
 
     def wait_for(self, what: str, check: Callable[[], object], seconds: float = 60) -> object:
@@ -212,6 +216,31 @@ def test_a_busy_model_is_waited_for_and_never_fails_the_submission(
     job = job_of()
     assert job.tries >= 2 and job.status == JobStatus.COMPLETED and job.score == 8
     assert len(llm.requests) == 9  # 8 refusals, then the one answer: nothing graded twice
+
+
+def test_the_worker_outlives_redis_dying_under_a_running_job(
+    stack, browser, platform, llm, live_tool
+):
+    """Redis dies while a job runs and stays down until the job has ended: RQ's loop quits on
+    the error when it records the end. The same worker process starts a new loop once Redis
+    is back (empty), and grades the next upload: no supervisor, no person."""
+    llm.delay(2, GOOD_REPLY)
+    llm.set_default(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    worker = stack.start_worker()
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    stack.wait_for("the model asked", lambda: llm.requests)
+    stack.kill_redis()
+    stack.wait_for("the job ended", lambda: job_of().status == JobStatus.COMPLETED)
+    time.sleep(3)  # the worker meets the dead Redis when it records the job's end
+    stack.redis.start()
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    stack.wait_for(
+        "the second upload graded",
+        lambda: db.session.query(GradingJob).filter_by(status=JobStatus.COMPLETED).count() == 2,
+    )
+    assert worker.poll() is None
+    assert "a new one starts" in stack.log()
 
 
 def test_a_work_horse_killed_mid_job_is_graded_by_the_next_one(

@@ -1,5 +1,9 @@
 """The RQ worker, and the requeue sweeper that runs beside it in a thread.
 
+RQ's loop quits on any error outside a job, such as Redis dying while it records that a job
+ended. :func:`work` then starts a new loop once Redis answers again, so a Redis restart needs
+no supervisor (the sweeper hands back what the old loop held).
+
 RQ forks a work horse per job, and a fork copies every lock as it is at that moment. A fork
 while the sweeper holds one (SQLAlchemy configures its mappers and caches compiled
 statements under process-wide locks) leaves the work horse waiting forever on a lock that
@@ -9,11 +13,15 @@ overlap.
 
 from __future__ import annotations
 
+import logging
+import signal
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 from flask import Flask
+from redis.exceptions import RedisError
 from rq import Worker
 from rq.job import Job
 from rq.queue import Queue
@@ -21,6 +29,9 @@ from rq.queue import Queue
 from app.evaluation import sweeper
 
 _no_fork = threading.Lock()
+log = logging.getLogger(__name__)
+#: The pause before a new loop, after RQ's loop quit on an error.
+RESTART_PAUSE = 2.0
 
 
 class SweepingWorker(Worker):
@@ -55,3 +66,23 @@ def sweep_forever(app: Flask) -> None:
                 sweeper.sweep(older_than)
             except Exception:  # the sweeper must outlive a bad moment (e.g. Redis restarting)
                 app.logger.exception("sweep failed")
+
+
+def work(queues: Callable[[], list[Queue]], connection: Callable, *, burst: bool) -> None:
+    """Run RQ's loop until a stop is asked for (SIGTERM, SIGINT) or a burst is done; a loop
+    that quit on an error is replaced by a new worker after :data:`RESTART_PAUSE`."""
+    while True:
+        worker = None
+        try:
+            worker = SweepingWorker(queues(), connection=connection())  # it names itself in Redis
+            worker.work(burst=burst, with_scheduler=False)
+        except RedisError as exc:  # Redis still down, or the teardown could not reach it either
+            log.warning("the worker loop ended with Redis unreachable: %s", exc)
+        stopped = worker is not None and worker._shutdown_requested_date is not None  # RQ's mark
+        if burst or stopped:
+            return
+        # Until the next loop installs RQ's handlers, a stop is the default one: no job runs.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        log.warning("the worker loop quit on an error; a new one starts in %s s", RESTART_PAUSE)
+        time.sleep(RESTART_PAUSE)
