@@ -33,6 +33,9 @@ if not CHROMIUM:
 #: A folder to save screenshots of the student, teacher and setup pages in (see README).
 SCREENSHOT_DIR = os.environ.get("EVALUAITOR_SCREENSHOTS")
 TIMEOUT_MS = 10_000
+# Assertions wait as long as actions do (Playwright's own default for them is 5 s, which a
+# page behind a loaded CI machine's other tests can miss).
+sync_api.expect.set_options(timeout=TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")
