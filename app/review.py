@@ -81,7 +81,7 @@ def override(
     if grade.scale is None:  # the grader gave no score: the teacher grades on the maximum
         submission.job.scale = submission.activity.max_score or _default_maximum()
     before = snapshot(grade)
-    new_score = _number(score, grade.scale, _("The score"))
+    new_score = form_number(score, grade.scale, _("The score"))
     new_feedback = feedback.strip()
     if len(new_feedback) > MAX_FEEDBACK_CHARS:
         raise ReviewError(
@@ -268,7 +268,7 @@ def _reviewable_grade(submission: Submission) -> Grade:
     return submission.grade
 
 
-def _number(raw: str, maximum: float, what: str, minimum: float = 0.0) -> float | None:
+def form_number(raw: str, maximum: float, what: str, minimum: float = 0.0) -> float | None:
     """A form value as a score in minimum..maximum; blank is None. Accepts a decimal comma."""
     text = (raw or "").strip().replace(",", ".")
     if not text:
@@ -298,7 +298,7 @@ def _criteria(ai: list[dict[str, Any]], typed: dict[int, str]) -> list[dict[str,
     for index, criterion in enumerate(ai):
         item = dict(criterion)
         ai_score = criterion.get("score")
-        value = _number(
+        value = form_number(
             typed.get(index, ""),
             float(criterion.get("max") or 0),
             clean_name(criterion.get("name")) or _("A criterion"),

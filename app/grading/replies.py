@@ -11,15 +11,13 @@ student can read; the total itself is read by :func:`app.grading.scores.read_sco
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from app.catalogue import N_
 from app.grading.base import CriterionResult
 from app.grading.rubric import Rubric
-from app.grading.scores import read_number
+from app.grading.scores import fold_key, read_number
 from app.llm.jsonreply import parse_json_reply
 
 #: How far the total may lie from the criteria's share of their points, as a share of the
@@ -132,8 +130,8 @@ def contradiction(
 
 
 def _against_rubric(criteria: list[CriterionResult], rubric: Rubric) -> str | None:
-    expected = {_fold(c.name): c.name for c in rubric.criteria}
-    given = {_fold(c.name): c.name for c in criteria}
+    expected = {fold_key(c.name): c.name for c in rubric.criteria}
+    given = {fold_key(c.name): c.name for c in criteria}
     missing = [name for key, name in expected.items() if key not in given]
     unknown = [name for key, name in given.items() if key not in expected]
     if not missing and not unknown:
@@ -144,15 +142,8 @@ def _against_rubric(criteria: list[CriterionResult], rubric: Rubric) -> str | No
     ) % {"missing": ", ".join(missing) or "-", "unknown": ", ".join(unknown) or "-"}
 
 
-def _fold(text: str) -> str:
-    """Keys and names compared as a person would: case, accents, spaces and dashes aside."""
-    text = unicodedata.normalize("NFD", str(text).casefold())
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    return re.sub(r"[\s\-]+", "_", text.strip())
-
-
 def _folded(data: dict[str, Any]) -> dict[str, Any]:
-    return {_fold(key): value for key, value in data.items()}
+    return {fold_key(key): value for key, value in data.items()}
 
 
 def _holder(data: Any) -> dict[str, Any] | None:

@@ -199,6 +199,12 @@ def _fold(text: str) -> str:
     return text if text.isascii() else "".join(c for c in text if not unicodedata.combining(c))
 
 
+def fold_key(text: str) -> str:
+    """A JSON key or a name as a person compares it: case, accents, spaces and dashes aside
+    ("Puntuación máxima" and "puntuacion_maxima" are one key)."""
+    return re.sub(r"[\s-]+", "_", _fold(text).strip())
+
+
 def _normalise(line: str) -> str:
     text = _DECORATION.sub(" ", _fold(line)).strip(" \t\r\n|")
     return _LEADING_SYMBOLS.sub("", " ".join(_BULLET.sub("", text).split()))
@@ -323,7 +329,7 @@ def _fenced_blocks(reply: str) -> list[str]:
 
 def _keyed(obj: dict[str, Any], keys: Container[str]) -> dict[str, tuple[str, Any]]:
     """The items of ``obj`` whose folded key is in ``keys``."""
-    folded = {k: re.sub(r"[\s-]+", "_", _fold(k).strip()) for k in obj if isinstance(k, str)}
+    folded = {k: fold_key(k) for k in obj if isinstance(k, str)}
     return {folded[k]: (k, obj[k]) for k in folded if folded[k] in keys}
 
 

@@ -268,14 +268,24 @@ def compile_only(source_files: Mapping[str, str], language: str | None) -> tuple
     CompilerMissing when this server lacks the toolchain, SandboxUnavailable when it cannot
     sandbox, UnsupportedLanguage for files no language here reads.
     """
+    lang, sources = _toolchain(source_files, language, need_sources=True)
+    with _submission(source_files) as workdir:
+        return _compile(lang, workdir, sources)
+
+
+def _toolchain(
+    source_files: Mapping[str, str | bytes], language: str | None, *, need_sources: bool = False
+) -> tuple[Language, list[str]]:
+    """The submission's language and its source files. UnsupportedLanguage when
+    ``need_sources`` and there are none; CompilerMissing when this server has no toolchain
+    for the language."""
     lang = detect_language(list(source_files), language)
     sources = sources_for(lang, list(source_files))
-    if not sources:
+    if need_sources and not sources:
         raise UnsupportedLanguage(f"no {lang.name} source file among: {', '.join(source_files)}")
     if not lang.available():
         raise CompilerMissing(f"{lang.executable} is not installed on this server")
-    with _submission(source_files) as workdir:
-        return _compile(lang, workdir, sources)
+    return lang, sources
 
 
 def judge(
@@ -294,10 +304,7 @@ def judge(
     when only the language's toolchain is missing) rather than judge on a server that cannot.
     """
     limits = limits or Limits()
-    lang = detect_language(list(source_files), language)
-    sources = sources_for(lang, list(source_files))
-    if not lang.available():
-        raise CompilerMissing(f"{lang.executable} is not installed on this server")
+    lang, sources = _toolchain(source_files, language)
     with _submission(source_files) as workdir:
         texts = {
             name: (c if isinstance(c, str) else c.decode("utf-8", errors="replace"))

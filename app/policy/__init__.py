@@ -1,6 +1,6 @@
 """Static policy checks that cap a submission's score; see ``rules`` for the framework."""
 
-from app.policy.registry import check_pack, get_pack, pack_names, register_pack, run_pack
+from app.policy.registry import check_pack, get_pack, pack_names, register_pack
 from app.policy.rules import (
     DuplicatePack,
     Evidence,
@@ -30,6 +30,5 @@ __all__ = [
     "get_pack",
     "pack_names",
     "register_pack",
-    "run_pack",
     "strictest_cap",
 ]

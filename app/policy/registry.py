@@ -9,7 +9,6 @@ from collections.abc import Collection, Mapping
 from app.policy import compiler, sumcalc
 from app.policy.rules import (
     DuplicatePack,
-    Finding,
     Pack,
     PolicyContext,
     PolicyRun,
@@ -69,14 +68,3 @@ def check_pack(
         context = compiler.with_verdict(context)
     findings = [f for rule in rules if (f := rule.detect(context)) is not None]
     return PolicyRun(sorted(findings, key=lambda f: (f.cap, f.code)), context.compile_check)
-
-
-def run_pack(
-    name: str,
-    context: PolicyContext,
-    *,
-    caps: Mapping[str, float] | None = None,
-    disabled: Collection[str] = (),
-) -> list[Finding]:
-    """The findings of :func:`check_pack`, for callers that record nothing else."""
-    return check_pack(name, context, caps=caps, disabled=disabled).findings

@@ -142,26 +142,16 @@ def _on_grader_scale(typed: str, submission: Submission) -> str:
     """The score field, typed on the activity's maximum as the pages show scores, on the
     grader's scale that :func:`app.review.override` stores. The value the page showed comes
     back as the stored one, so saving an untouched field changes nothing. Raises ReviewError
-    for a number outside 0..maximum."""
+    for a value that is no number in 0..maximum."""
     grade, maximum = submission.grade, submission.activity.max_score
     if grade is None or not grade.scale or not maximum or grade.scale == maximum:
         return typed
-    try:
-        value = float(typed.strip().replace(",", "."))
-    except ValueError:
-        return typed  # review.override says what is wrong with it
+    value = review.form_number(typed, maximum, _("The score"))
+    if value is None:
+        return typed  # blank: review.override says what that means
     shown = gradebook.on_maximum(grade.effective_score, grade.scale, maximum)
     if grade.effective_score is not None and value == shown:
         return repr(grade.effective_score)
-    if not 0 <= value <= maximum:
-        raise review.ReviewError(
-            _(
-                "%(what)s must be between %(min)g and %(max)g.",
-                what=_("The score"),
-                min=0,
-                max=maximum,
-            )
-        )
     return repr(value * grade.scale / maximum)
 
 

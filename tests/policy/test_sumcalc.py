@@ -23,7 +23,6 @@ from app.policy import (
     check_pack,
     get_pack,
     register_pack,
-    run_pack,
     strictest_cap,
 )
 from app.policy.compiler import BY_JUDGE, NO_SANDBOX
@@ -41,13 +40,18 @@ def context(source: str, **kwargs: object) -> PolicyContext:
     return PolicyContext({"SumCalculator.java": source}, "java", **kwargs)  # type: ignore[arg-type]
 
 
+def found(name: str, ctx: PolicyContext, **config) -> list[Finding]:
+    """The pack's findings only (check_pack also says how compiling was checked)."""
+    return check_pack(name, ctx, **config).findings
+
+
 def codes(findings: list[Finding]) -> set[str]:
     return {f.code for f in findings}
 
 
 @pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.java")), ids=lambda p: p.stem)
 def test_sample_programs(path: Path) -> None:
-    findings = run_pack("sumcalc", context(path.read_text()))
+    findings = found("sumcalc", context(path.read_text()))
     assert codes(findings) == expected(path)
     for finding in findings:
         assert finding.evidence, finding.code
@@ -80,27 +84,27 @@ def sample(name: str) -> str:
 
 
 def test_evidence_points_at_the_offending_line() -> None:
-    [finding] = run_pack("sumcalc", context(sample("offbyone_lt")))
+    [finding] = found("sumcalc", context(sample("offbyone_lt")))
     assert finding.evidence[0] == Evidence(
         "SumCalculator.java", 5, "for (int i = 1; i < 100; i++) {"
     )
-    [finding] = run_pack("sumcalc", context(sample("print_in_loop_brace_less")))
+    [finding] = found("sumcalc", context(sample("print_in_loop_brace_less")))
     assert finding.evidence == (Evidence("SumCalculator.java", 6, "System.out.println(sum += i);"),)
 
 
 def test_compile_error_from_the_judge() -> None:
-    findings = run_pack("sumcalc", context(sample("correct_for"), compile_ok=False))
+    findings = found("sumcalc", context(sample("correct_for"), compile_ok=False))
     assert codes(findings) == {"CompileError"}
     assert findings[0].evidence == (Evidence("code judge", None, "the program did not compile"),)
 
 
 def test_judge_that_compiled_overrides_the_parser() -> None:
-    findings = run_pack("sumcalc", context(sample("compile_error"), compile_ok=True))
+    findings = found("sumcalc", context(sample("compile_error"), compile_ok=True))
     assert "CompileError" not in codes(findings)
 
 
 def test_syntax_error_evidence_has_a_line() -> None:
-    [finding] = run_pack("sumcalc", context(sample("compile_error")))
+    [finding] = found("sumcalc", context(sample("compile_error")))
     assert finding.evidence[0].line == 4
 
 
@@ -135,7 +139,7 @@ class TestCompiling:
 
     def test_call_to_an_undefined_method_is_a_compile_error(self) -> None:
         source = sample("correct_for").replace('"Sum: " + sum', "total(sum)")
-        [finding] = run_pack("sumcalc", context(source))
+        [finding] = found("sumcalc", context(source))
         assert finding.code == "CompileError"
         assert finding.evidence[0].snippet.startswith("cannot find symbol")
 
@@ -152,7 +156,7 @@ class TestCompiling:
         run = check_pack("sumcalc", context(TYPE_ERROR + "// no javac\n"))
         assert run.findings == []
         assert run.compile_check == "syntax only: javac is not installed on this server"
-        [finding] = run_pack("sumcalc", context(sample("compile_error") + "// no javac\n"))
+        [finding] = found("sumcalc", context(sample("compile_error") + "// no javac\n"))
         assert finding.evidence[0].line == 4
         assert finding.evidence[-1] == Evidence(
             "syntax check", None, "syntax only: javac is not installed on this server"
@@ -174,52 +178,50 @@ class TestCompiling:
 
 def test_computed_result_that_equals_the_literal_is_not_hardcoded() -> None:
     source = sample("correct_for").replace('"Sum: " + sum', "sum == 5050 ? 5050 : sum")
-    assert run_pack("sumcalc", context(source, program_output="5050\n")) == []
+    assert found("sumcalc", context(source, program_output="5050\n")) == []
 
 
 class TestProgramOutput:
     def test_confirms_hardcoded(self) -> None:
-        [finding] = run_pack("sumcalc", context(sample("hardcoded_literal"), program_output="5050"))
+        [finding] = found("sumcalc", context(sample("hardcoded_literal"), program_output="5050"))
         assert finding.evidence[-1] == Evidence("program output", None, "the output shows 5050")
 
     def test_output_without_5050_cancels_hardcoded(self) -> None:
-        findings = run_pack("sumcalc", context(sample("hardcoded_literal"), program_output="x"))
+        findings = found("sumcalc", context(sample("hardcoded_literal"), program_output="x"))
         assert findings == []
 
     def test_confirms_even_only(self) -> None:
         ctx = context(sample("even_step"), program_output="2550\n")
-        [finding] = run_pack("sumcalc", ctx)
+        [finding] = found("sumcalc", ctx)
         assert finding.evidence[-1].snippet == "the output shows 2550, not 5050"
 
     def test_output_of_5050_cancels_off_by_one(self) -> None:
         ctx = context(sample("offbyone_lt"), program_output="Sum: 5050\n")
-        assert run_pack("sumcalc", ctx) == []
+        assert found("sumcalc", ctx) == []
 
     def test_output_alone_flags_nothing(self) -> None:
         ctx = context(sample("correct_unknown_bound"), program_output="4950\n")
-        assert run_pack("sumcalc", ctx) == []
+        assert found("sumcalc", ctx) == []
 
     def test_many_lines_confirm_print_in_loop(self) -> None:
         output = "\n".join(str(sum(range(1, k + 1))) for k in range(1, 101))
-        [finding] = run_pack(
-            "sumcalc", context(sample("print_in_loop_braced"), program_output=output)
-        )
+        [finding] = found("sumcalc", context(sample("print_in_loop_braced"), program_output=output))
         assert finding.evidence[-1].snippet == "the output has 100 lines"
 
     def test_single_line_cancels_print_in_loop(self) -> None:
         ctx = context(sample("print_in_loop_braced"), program_output="Running total: 5050\n")
-        assert run_pack("sumcalc", ctx) == []
+        assert found("sumcalc", ctx) == []
 
 
 def test_sources_other_than_java_are_ignored() -> None:
     ctx = PolicyContext({"README.txt": "System.out.println(5050);"}, "java")
-    assert run_pack("sumcalc", ctx) == []
-    assert run_pack("sumcalc", PolicyContext({"a.py": "print(5050)"}, "python")) == []
+    assert found("sumcalc", ctx) == []
+    assert found("sumcalc", PolicyContext({"a.py": "print(5050)"}, "python")) == []
 
 
 class TestFramework:
     def test_findings_sorted_by_cap(self) -> None:
-        findings = run_pack("sumcalc", context(sample("print_in_loop_off_by_one")))
+        findings = found("sumcalc", context(sample("print_in_loop_off_by_one")))
         assert [f.code for f in findings] == ["OffByOne", "PrintInLoop"]
         assert [f.cap for f in findings] == sorted(f.cap for f in findings)
         assert strictest_cap(findings) == 0.60
@@ -227,21 +229,21 @@ class TestFramework:
 
     def test_unknown_pack_is_a_named_error(self) -> None:
         with pytest.raises(UnknownPack, match="sumcalc"):
-            run_pack("no-such-pack", context(""))
+            found("no-such-pack", context(""))
 
     def test_activity_overrides_caps_and_disables_rules(self) -> None:
         ctx = context(sample("print_in_loop_off_by_one"))
-        findings = run_pack("sumcalc", ctx, caps={"PrintInLoop": 0.5}, disabled={"OffByOne"})
+        findings = found("sumcalc", ctx, caps={"PrintInLoop": 0.5}, disabled={"OffByOne"})
         assert [(f.code, f.cap) for f in findings] == [("PrintInLoop", 0.5)]
 
     @pytest.mark.parametrize("cap", [0, 25, -0.1, 1.5, True])
     def test_cap_must_be_a_fraction(self, cap: float) -> None:
         with pytest.raises(InvalidRuleConfig, match="fraction"):
-            run_pack("sumcalc", context(""), caps={"OffByOne": cap})
+            found("sumcalc", context(""), caps={"OffByOne": cap})
 
     def test_unknown_rule_in_config(self) -> None:
         with pytest.raises(InvalidRuleConfig, match="NoSuchRule"):
-            run_pack("sumcalc", context(""), disabled={"NoSuchRule"})
+            found("sumcalc", context(""), disabled={"NoSuchRule"})
 
     def test_custom_pack_and_duplicate(self) -> None:
         rule = Rule(
@@ -255,8 +257,8 @@ class TestFramework:
         register_pack(pack)
         with pytest.raises(DuplicatePack):
             register_pack(pack)
-        assert codes(run_pack("test-empty", PolicyContext({}, "java"))) == {"Empty"}
-        assert run_pack("test-empty", context("class A {}")) == []
+        assert codes(found("test-empty", PolicyContext({}, "java"))) == {"Empty"}
+        assert found("test-empty", context("class A {}")) == []
 
 
 def test_program_of_several_files() -> None:
@@ -272,7 +274,7 @@ def test_program_of_several_files() -> None:
             "}\n"
         ),
     }
-    [finding] = run_pack("sumcalc", PolicyContext(sources, "java"))
+    [finding] = found("sumcalc", PolicyContext(sources, "java"))
     assert finding.code == "OffByOne"
     assert finding.evidence == (
         Evidence("SumCalculator.java", 4, "for (int i = 2; i <= 100; i++) t += i;"),
