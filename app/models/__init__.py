@@ -1,9 +1,10 @@
 """Database models, one module per area; imported here so Alembic sees every table."""
 
 from app.models.evaluations import Evaluation
-from app.models.jobs import Callback, GradingJob, JobStatus, PushStatus
+from app.models.jobs import Callback, GradingJob, JobStatus, ModelUsage, PushStatus
 from app.models.lti import Activity, Course, Deployment, LtiUser, Platform
 from app.models.submissions import (
+    Appeal,
     AuditEvent,
     Grade,
     LineItemUpdate,
@@ -15,6 +16,7 @@ from app.models.tenants import ApiToken, Organization
 __all__ = [
     "Activity",
     "ApiToken",
+    "Appeal",
     "AuditEvent",
     "Callback",
     "Course",
@@ -25,6 +27,7 @@ __all__ = [
     "JobStatus",
     "LineItemUpdate",
     "LtiUser",
+    "ModelUsage",
     "Organization",
     "Platform",
     "PushStatus",

@@ -30,7 +30,7 @@ from sqlalchemy.ext.associationproxy import AssociationProxy, association_proxy
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.models.base import Timestamped
+from app.models.base import Timestamped, utcnow
 
 if TYPE_CHECKING:
     from app.models.evaluations import Evaluation
@@ -147,6 +147,12 @@ class GradingJob(Timestamped, db.Model):
     raw_replies: Mapped[list] = mapped_column(JSON, default=list)
     #: Why a ``needs_review`` result waits for a person.
     review_reason: Mapped[str | None] = mapped_column(Text)
+    #: How far the result can be trusted, 0..1, with its reasons in ``provenance["confidence"]``
+    #: (app.grading.confidence); None when nothing was graded.
+    confidence: Mapped[float | None] = mapped_column(Float)
+    #: The messages sent to the model in the last run, as sent (masked), each once:
+    #: ``[{"prompt_hash", "messages"}]``, so a teacher can read exactly what the model read.
+    prompts: Mapped[list] = mapped_column(JSON, default=list)
 
     submission: Mapped[Submission | None] = relationship(back_populates="job")
     evaluation: Mapped[Evaluation | None] = relationship(back_populates="job")
@@ -163,6 +169,32 @@ class GradingJob(Timestamped, db.Model):
     def set_progress(self, step: int, total: int, message: str) -> None:
         self.progress_step, self.progress_total = step, total
         self.progress_message = message[:300]
+
+
+class ModelUsage(db.Model):
+    """What one run of a job spent on models: a ledger that regrades add to and never
+    overwrite, so spend per day stays true (app.spend)."""
+
+    __tablename__ = "model_usage"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("grading_job.id", ondelete="SET NULL"), index=True
+    )
+    #: Whose it is: an LMS activity's, or an API organization's.
+    activity_id: Mapped[int | None] = mapped_column(
+        ForeignKey("activity.id", ondelete="CASCADE"), index=True
+    )
+    organization_id: Mapped[int | None] = mapped_column(
+        ForeignKey("organization.id", ondelete="CASCADE"), index=True
+    )
+    model: Mapped[str] = mapped_column(String(200))
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    #: In the currency of EVALUAITOR_LLM_PRICES; None when the model has no price set.
+    cost: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class ShowsJob:

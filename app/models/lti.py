@@ -127,6 +127,16 @@ class Activity(Timestamped, db.Model):
     #: ``auto`` releases grades at once; ``hold_flagged`` holds grades that carry a flag;
     #: ``hold_all`` holds every grade for a teacher.
     release_policy: Mapped[str] = mapped_column(String(20), default="auto", server_default="auto")
+    #: How many of the teacher's own graded submissions of this activity go into each new
+    #: grading prompt as calibration examples (app.grading.examples); 0 sends none.
+    example_count: Mapped[int] = mapped_column(Integer, default=3, server_default="3")
+    #: Grades whose confidence (0..1, app.grading.confidence) is below this wait for a teacher,
+    #: as flagged ones do under ``hold_flagged``; None holds none for being uncertain.
+    min_confidence: Mapped[float | None] = mapped_column(Float)
+    #: Regrade requests a student may make per attempt (0: none), and for how many days after
+    #: the release (None: no deadline). See app.appeals.
+    appeal_limit: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    appeal_days: Mapped[int | None] = mapped_column(Integer, default=14, server_default="14")
     #: Accepted file kinds (see app.extract.Kind); empty means every supported kind.
     accepted_kinds: Mapped[list] = mapped_column(JSON, default=list)
     #: Per-activity upload limit; None means the site's EVALUAITOR_MAX_UPLOAD_MB.

@@ -63,6 +63,10 @@ class Grade(Timestamped, db.Model):
     overridden_by_id: Mapped[int | None] = mapped_column(
         ForeignKey("lti_user.id", ondelete="SET NULL")
     )
+    #: As a calibration example for later gradings of the activity (app.grading.examples):
+    #: ``auto`` (used when the teacher scored it and it is among the most similar),
+    #: ``pinned`` (always used), ``excluded`` (never used).
+    example: Mapped[str] = mapped_column(String(10), default="auto", server_default="auto")
     #: When the grade reached the student and the gradebook; None while it is held.
     released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     released_by_id: Mapped[int | None] = mapped_column(
@@ -145,6 +149,37 @@ class LineItemUpdate(Delivery, db.Model):
     # ``superseded`` when a later settings change asked for a newer update.
 
     activity: Mapped[Activity] = relationship()
+
+
+class Appeal(Timestamped, db.Model):
+    """A student's request to regrade a released grade, with their reason, and the teacher's
+    answer (app.appeals). A changed score is the teacher's override, pushed like any other."""
+
+    __tablename__ = "appeal"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    activity_id: Mapped[int] = mapped_column(
+        ForeignKey("activity.id", ondelete="CASCADE"), index=True
+    )
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submission.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("lti_user.id", ondelete="CASCADE"))
+    reason: Mapped[str] = mapped_column(Text)
+    #: ``open`` (waiting for the teacher), ``answered`` or ``withdrawn``.
+    status: Mapped[str] = mapped_column(String(20), default="open", index=True)
+    answer: Mapped[str | None] = mapped_column(Text)
+    #: The effective score when the student asked, and after the teacher's answer.
+    score_before: Mapped[float | None] = mapped_column(Float)
+    score_after: Mapped[float | None] = mapped_column(Float)
+    answered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    answered_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("lti_user.id", ondelete="SET NULL")
+    )
+
+    activity: Mapped[Activity] = relationship()
+    submission: Mapped[Submission] = relationship()
+    user: Mapped[LtiUser] = relationship(foreign_keys=[user_id])
 
 
 class AuditEvent(db.Model):
