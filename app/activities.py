@@ -63,6 +63,7 @@ SETTINGS = (
     "accepted_kinds",
     "max_upload_mb",
     "max_attempts",
+    "example_count",
 )
 
 #: The audit action of :func:`record_own_column`.
@@ -76,6 +77,8 @@ MAX_INSTRUCTIONS_CHARS = 50_000
 MAX_MODEL_CHARS = 200
 MAX_SCORE_LIMIT = 10_000
 MAX_ATTEMPTS_LIMIT = 100
+#: Most calibration examples a prompt carries (app.grading.examples): each costs prompt room.
+MAX_EXAMPLE_COUNT = 6
 #: Rubric text larger than this is refused before it is parsed (100 criteria fit easily).
 MAX_RUBRIC_BYTES = 200_000
 
@@ -103,6 +106,7 @@ def configure(
     accepted_kinds: list[str] | None = None,
     max_upload_mb: float | str | None = None,
     max_attempts: int | str | None = None,
+    example_count: int | str | None = None,
     site_max_upload_mb: float | None = None,
     actor_id: int | None = None,
     initial: bool = False,
@@ -199,6 +203,17 @@ def configure(
     _number(errors, changes, "max_upload_mb", max_upload_mb, low=0, high=site_limit)
     _number(
         errors, changes, "max_attempts", max_attempts, low=0, high=MAX_ATTEMPTS_LIMIT, whole=True
+    )
+    _number(
+        errors,
+        changes,
+        "example_count",
+        example_count,
+        low=0,
+        high=MAX_EXAMPLE_COUNT,
+        whole=True,
+        clearable=False,
+        inclusive=True,
     )
     if accepted_kinds is not None:
         known = {kind.value for kind in Kind}
@@ -337,8 +352,10 @@ def _number(
     high: float,
     whole: bool = False,
     clearable: bool = True,
+    inclusive: bool = False,
 ) -> None:
-    """Read a number above ``low`` and at most ``high`` into ``changes``, or an error."""
+    """Read a number above ``low`` (from ``low`` when ``inclusive``) and at most ``high`` into
+    ``changes``, or an error."""
     if raw is None:
         return
     if isinstance(raw, str) and not raw.strip():
@@ -354,7 +371,11 @@ def _number(
         return
     if whole and not value.is_integer():
         errors[field] = _l("Enter a whole number.")
-    elif not low < value <= high:
+    elif inclusive and not low <= value <= high:
+        errors[field] = _l(
+            "Enter a number from %(low)s to %(high)s.", low=f"{low:g}", high=f"{high:g}"
+        )
+    elif not inclusive and not low < value <= high:
         errors[field] = _l(
             "Enter a number above %(low)s and at most %(high)s.", low=f"{low:g}", high=f"{high:g}"
         )

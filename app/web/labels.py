@@ -72,6 +72,7 @@ AUDIT_ACTIONS: dict[str, Any] = {
     "release": _l("Released the grade"),
     "regrade": _l("Graded again"),
     "reopen": _l("Allowed one more attempt"),
+    "example": _l("Changed its use as a graded example"),
     "settings": _l("Changed the settings"),
     "own_column": _l("Grades go to a gradebook column Evaluaitor created"),
 }
@@ -90,6 +91,7 @@ ACTIVITY_FIELDS: dict[str, Any] = {
     "accepted_kinds": _l("Accepted files"),
     "max_upload_mb": _l("Largest file (MB)"),
     "max_attempts": _l("Maximum attempts per student"),
+    "example_count": _l("Graded examples shown to the model"),
 }
 
 

@@ -236,6 +236,7 @@ def _save(
             accepted_kinds=values["accepted_kinds"],
             max_upload_mb=values["max_upload_mb"],
             max_attempts=values["max_attempts"],
+            example_count=form.get("example_count"),  # absent (older forms): unchanged
             release_policy=values["release_policy"],
             site_max_upload_mb=current_app.config["EVALUAITOR_MAX_UPLOAD_MB"],
             actor_id=session.user_id,
@@ -313,6 +314,7 @@ def _stored_values(activity: Activity) -> dict[str, Any]:
         "accepted_kinds": [k.value for k in activities.accepted_kinds(activity)],
         "max_upload_mb": f"{activity.max_upload_mb:g}" if activity.max_upload_mb else "",
         "max_attempts": str(activity.max_attempts or ""),
+        "example_count": str(activity.example_count),
         "release_policy": activity.release_policy,
         "reference_chars": len(activity.reference_text or ""),
     }
@@ -330,6 +332,7 @@ def _typed_values(form: Any) -> dict[str, Any]:
         "accepted_kinds": form.getlist("accepted_kinds"),
         "max_upload_mb": form.get("max_upload_mb", ""),
         "max_attempts": form.get("max_attempts", ""),
+        "example_count": form.get("example_count", ""),
         "release_policy": form.get("release_policy", ""),
         "reference_chars": None,
     }
