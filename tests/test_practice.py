@@ -4,6 +4,7 @@ state cookie), and every service it answers, including what it refuses."""
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import socket
@@ -12,6 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import jwt
@@ -23,11 +25,12 @@ from sqlalchemy import select
 from app import practice
 from app.extensions import db
 from app.lti import claims, keys
-from app.models import Platform
-from app.practice import CLIENT_ID, DEPLOYMENT_ID, PracticeSettings
+from app.models import Activity, Grade, Platform
+from app.practice import CLIENT_ID, DEPLOYMENT_ID, PracticeSettings, exercise
 from app.practice.messages import CONTENT_ITEMS, CUSTOM, DL_DATA, SCOPE_RESULT
 from app.practice.state import PracticeState
 from tests import processes
+from tests.conftest import run_jobs
 from tests.fakes.platform.browser import parse_forms
 
 
@@ -295,19 +298,19 @@ def test_ags_scores_results_and_line_items(app, practice_platform):
         json={"label": "Extra", "scoreMaximum": 5, "resourceLinkId": "practice-link-1"},
         headers={**auth, "Content-Type": claims.LINEITEM_CONTENT_TYPE},
     )
-    assert created.status_code == 201 and created.json()["id"] == f"{base}/2"
+    assert created.status_code == 201 and created.json()["id"] == f"{base}/3"
     listed = httpx.get(base, params={"resource_link_id": "practice-link-1"}, headers=auth)
     assert [item["label"] for item in listed.json()] == ["Practice essay", "Extra"]
-    assert httpx.get(f"{base}/2", headers=auth).json()["scoreMaximum"] == 5
+    assert httpx.get(f"{base}/3", headers=auth).json()["scoreMaximum"] == 5
     lineitem_type = {**auth, "Content-Type": claims.LINEITEM_CONTENT_TYPE}
     updated = httpx.put(
-        f"{base}/2", json={"label": "Extra+", "scoreMaximum": 8}, headers=lineitem_type
+        f"{base}/3", json={"label": "Extra+", "scoreMaximum": 8}, headers=lineitem_type
     )
     assert updated.status_code == 200 and updated.json()["scoreMaximum"] == 8
-    assert httpx.get(f"{base}/2", headers=auth).json()["label"] == "Extra+"
+    assert httpx.get(f"{base}/3", headers=auth).json()["label"] == "Extra+"
     assert (
         httpx.put(
-            f"{base}/2", json={"label": "x", "scoreMaximum": 0}, headers=lineitem_type
+            f"{base}/3", json={"label": "x", "scoreMaximum": 0}, headers=lineitem_type
         ).status_code
         == 400
     )
@@ -428,7 +431,78 @@ def test_deep_linking_return_refuses_bad_responses(http, app, practice_platform,
     token = _response_jwt(app, practice_platform, request, items, **overrides)
     response = http.post(practice_platform.base_url + "/deep-link-return", data={"JWT": token})
     assert response.status_code in (400, 401)
-    assert len(PracticeState(practice_platform.data_dir / "state.json").links) == 1
+    links = PracticeState(practice_platform.data_dir / "state.json").links
+    assert set(links) == {"practice-link-1", exercise.LINK_ID}
+
+
+# -- the programming activity: graded with no model -----------------------------------------
+
+SAMPLES = Path(practice.__file__).parent / "static"
+
+
+def _student_page(settings: PracticeSettings, browser: httpx.Client) -> str:
+    """Launch the programming activity as the student, in a window (the cookie comes back);
+    returns the tool page's URL."""
+    start = browser.get(
+        settings.base_url + "/launch",
+        params={"launch": f"student {exercise.LINK_ID}", "window": "1"},
+    )
+    login = _submit(browser, start)
+    launch = _submit(browser, browser.get(login.headers["Location"]))
+    assert launch.status_code == 303, launch.text
+    return settings.tool_url + launch.headers["Location"]
+
+
+def _gradebook_row(settings: PracticeSettings) -> str:
+    """The practice page's gradebook row of the programming activity (the newest score)."""
+    page = httpx.get(settings.base_url + "/", timeout=10).text
+    rows = re.findall(r"<tr>(.*?)</tr>", page, re.S)
+    row = next(r for r in rows if exercise.TITLE in r)
+    return " ".join(re.sub(r"<[^>]+>", " ", row).split())
+
+
+@pytest.mark.parametrize(
+    ("sample", "score", "passed"),
+    [(exercise.SAMPLES[0], "10 / 10", "5 of 5"), (exercise.SAMPLES[1], "6 / 10", "3 of 5")],
+    ids=["correct", "buggy"],
+)
+def test_the_programming_activity_is_graded_with_no_model(
+    app, practice_platform, sample, score, passed
+):
+    assert app.config["EVALUAITOR_LLM_BASE_URL"] is None
+    page = httpx.get(practice_platform.base_url + "/", timeout=10).text
+    assert exercise.TITLE in page and f"/static/{sample}" in page
+    source = (SAMPLES / sample).read_bytes()
+    assert httpx.get(f"{practice_platform.base_url}/static/{sample}").content == source
+
+    with httpx.Client(timeout=30) as browser:
+        tool_page = _student_page(practice_platform, browser)
+        assert "the largest number" in browser.get(tool_page).text
+        uploaded = browser.post(
+            tool_page + "submissions", files={"file": (Path(sample).name, source)}
+        )
+        assert uploaded.status_code in (200, 303), uploaded.text
+        run_jobs()  # the worker's path: the grading queue, then the score's passback
+        submission = browser.get(tool_page + "status").json()["submission"]
+
+    assert submission["status"] == "completed", submission
+    grade = db.session.scalars(select(Grade)).one()
+    assert grade.result.provenance["plugin"] == "code_judge"
+    assert passed in grade.result.feedback
+    assert _gradebook_row(practice_platform).split(" Ada Student ")[1].startswith(score)
+
+
+def test_an_old_course_gets_the_programming_activity_once(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({"links": [{"id": "practice-link-1", "title": "Practice essay"}]}))
+    state = PracticeState(path)
+    assert list(state.links) == ["practice-link-1", exercise.LINK_ID]
+    assert state.add_link("Lab").id == "practice-link-2"  # the fixed id shifts no number
+    assert list(PracticeState(path).links) == [
+        "practice-link-1",
+        exercise.LINK_ID,
+        "practice-link-2",
+    ]
 
 
 # -- registration and persistence ----------------------------------------------------------
@@ -444,6 +518,9 @@ def test_registration_is_idempotent_and_gets_an_organization(app, tmp_path):
     assert [d.deployment_id for d in platform.deployments] == [DEPLOYMENT_ID]
     assert platform.organization is not None and platform.is_active
     assert platform.key_set_url == "http://localhost:6123/jwks"
+    (activity,) = db.session.scalars(select(Activity).where(Activity.platform_id == platform.id))
+    assert activity.resource_link_id == exercise.LINK_ID and activity.plugin_name == "code_judge"
+    assert activity.accepted_kinds == ["code"] and len(activity.plugin_params["tests"]) == 5
 
 
 def test_state_survives_a_restart(tmp_path):

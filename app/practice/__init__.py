@@ -25,7 +25,7 @@ from app import i18n, tenants
 from app.extensions import db
 from app.lti import keys
 from app.models import Deployment, Platform
-from app.practice import services, views
+from app.practice import exercise, services, views
 from app.practice.errors import PracticeError
 from app.practice.messages import ToolKeys
 from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
@@ -100,7 +100,8 @@ def register(settings: PracticeSettings) -> Platform:
     """Register the practice platform with the tool (call inside the tool's app context).
 
     Idempotent: the URLs are refreshed (the port may change between runs) and the platform
-    gets its own organization, like any LMS registration.
+    gets its own organization, like any LMS registration. The programming exercise's activity
+    is set up once (:mod:`app.practice.exercise`).
     """
     platform = db.session.scalar(
         select(Platform).where(Platform.issuer == settings.issuer, Platform.client_id == CLIENT_ID)
@@ -114,9 +115,12 @@ def register(settings: PracticeSettings) -> Platform:
     platform.key_set_url = settings.base_url + "/jwks"
     platform.is_active = True
     tenants.attach_platform(platform)
-    if not any(d.deployment_id == DEPLOYMENT_ID for d in platform.deployments):
-        platform.deployments.append(Deployment(deployment_id=DEPLOYMENT_ID))
+    deployment = next((d for d in platform.deployments if d.deployment_id == DEPLOYMENT_ID), None)
+    if deployment is None:
+        deployment = Deployment(deployment_id=DEPLOYMENT_ID)
+        platform.deployments.append(deployment)
     db.session.commit()
+    exercise.ensure_activity(platform, deployment)
     return platform
 
 

@@ -18,6 +18,8 @@ from typing import Any
 
 from flask import current_app
 
+from app.practice import exercise
+
 COURSE_ID = "practice-course"
 COURSE_TITLE = "Practice course"
 
@@ -101,6 +103,10 @@ class PracticeState:
             self._load(json.loads(path.read_text()))
         if not self.links:
             self.add_link("Practice essay", score_maximum=10.0)
+        if exercise.LINK_ID not in self.links:  # new, or a course from before it existed
+            self.add_link(
+                exercise.TITLE, score_maximum=exercise.MAX_SCORE, link_id=exercise.LINK_ID
+            )
 
     # -- links and line items ----------------------------------------------------------
 
@@ -113,10 +119,12 @@ class PracticeState:
         label: str | None = None,
         resource_id: str | None = None,
         tag: str | None = None,
+        link_id: str | None = None,
     ) -> Link:
-        """A new resource link in the course, with its own gradebook column when scored."""
+        """A new resource link in the course, with its own gradebook column when scored;
+        ``link_id`` fixes its id (otherwise the next free ``practice-link-N``)."""
         with self._lock:
-            link = Link(id=f"practice-link-{len(self.links) + 1}", title=title, custom=custom or {})
+            link = Link(id=link_id or self._next_link_id(), title=title, custom=custom or {})
             if score_maximum is not None:
                 item = self._new_lineitem(label or title, score_maximum, link.id)
                 item.resource_id, item.tag = resource_id, tag
@@ -124,6 +132,13 @@ class PracticeState:
             self.links[link.id] = link
             self._save()
             return link
+
+    def _next_link_id(self) -> str:
+        """Numbered among the numbered links only, so the fixed ones shift no number."""
+        number = 1 + sum(link_id.startswith("practice-link-") for link_id in self.links)
+        while f"practice-link-{number}" in self.links:
+            number += 1
+        return f"practice-link-{number}"
 
     def add_lineitem(self, body: dict[str, Any]) -> LineItem:
         with self._lock:

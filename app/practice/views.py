@@ -9,6 +9,7 @@ from flask import Blueprint, current_app, render_template, request
 from flask_babel import gettext as _
 
 from app.lti import claims
+from app.practice import exercise
 from app.practice.errors import PracticeError
 from app.practice.messages import (
     CONTENT_ITEMS,
@@ -47,6 +48,8 @@ def index():
         rows=rows,
         tool_frame=TOOL_FRAME,
         storage_frame=STORAGE_FRAME,
+        exercise_link=exercise.LINK_ID,
+        samples=exercise.SAMPLES,
     )
 
 
