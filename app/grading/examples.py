@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from app.grading.retrieval import terms
 
@@ -24,10 +25,10 @@ def most_similar(query: str, candidates: Sequence[str], k: int) -> list[tuple[in
     candidates' order, so the choice is the same every time."""
     if k < 1 or not candidates:
         return []
-    documents = [Counter(terms(text)) for text in candidates]
+    documents = [_counts(text) for text in candidates]
     frequency = Counter(term for document in documents for term in document)
     count = len(documents) + 1  # the query counts as a document for the weights
-    query_terms = Counter(terms(query))
+    query_terms = _counts(query)
     frequency.update(query_terms.keys())
 
     def vector(document: Counter[str]) -> dict[str, float]:
@@ -47,3 +48,10 @@ def most_similar(query: str, candidates: Sequence[str], k: int) -> list[tuple[in
         scored.append((index, round(min(1.0, similarity), 4)))
     scored.sort(key=lambda pair: -pair[1])
     return scored[:k]
+
+
+@lru_cache(maxsize=256)
+def _counts(text: str) -> Counter[str]:
+    """How often each term occurs in ``text`` (not to be changed: it is shared). Cached, as
+    the same examples are compared with every new submission of an activity."""
+    return Counter(terms(text))
