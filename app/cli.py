@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
-from flask import current_app
+from flask import Config, current_app
 from flask.cli import FlaskGroup, with_appcontext
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
@@ -51,6 +51,8 @@ def run_command(host: str, port: int, worker: bool) -> None:
     from app.supervisor import Supervisor
 
     app = current_app._get_current_object()
+    if not app.config["EVALUAITOR_LLM_BASE_URL"] and _use_local_llm(app.config):
+        app = create_app()
     with Supervisor(grace=app.config["EVALUAITOR_SHUTDOWN_GRACE"]) as supervisor:
         if not os.environ.get("REDIS_URL"):
             redis_server = supervisor.start_redis(Path(app.instance_path) / "redis")
@@ -73,6 +75,41 @@ def run_command(host: str, port: int, worker: bool) -> None:
             supervisor.serve(host, port, app)
         except OSError as exc:
             raise click.ClickException(f"Cannot listen on {host}:{port}: {exc}") from exc
+
+
+def _use_local_llm(config: Config) -> bool:
+    """Look for a model server on this machine and say what was found; when one answers,
+    its URL and model go into the environment (the worker inherits it) and True comes back,
+    so the caller builds the app again with them."""
+    from app.llm import discovery
+
+    try:
+        ports = discovery.probe_ports(config["EVALUAITOR_LLM_PROBE_PORTS"])
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    server = discovery.find_local_server(ports)
+    if server is None:
+        looked = (
+            "no OpenAI-compatible server answered on 127.0.0.1 "
+            f"(ports {', '.join(map(str, ports))})"
+            if ports
+            else "looking for a local one is off (EVALUAITOR_LLM_PROBE_PORTS)"
+        )
+        click.echo(
+            f"No EVALUAITOR_LLM_BASE_URL, and {looked}: essays wait for a model. The practice "
+            "course's programming activity is graded without one (program tests). To grade "
+            "with a model, set EVALUAITOR_LLM_BASE_URL, e.g. http://127.0.0.1:11434/v1 for Ollama."
+        )
+        return False
+    model = server.choose_model(config["EVALUAITOR_LLM_MODEL"])
+    offered = ", ".join(server.models[:10]) + (", ..." if len(server.models) > 10 else "")
+    click.echo(f"Found an OpenAI-compatible server at {server.base_url} offering: {offered}")
+    if model != config["EVALUAITOR_LLM_MODEL"]:
+        click.echo(f"EVALUAITOR_LLM_MODEL ({config['EVALUAITOR_LLM_MODEL']}) is not offered there.")
+    click.echo(f"Grading with model {model} at {server.base_url}")
+    os.environ["EVALUAITOR_LLM_BASE_URL"] = server.base_url
+    os.environ["EVALUAITOR_LLM_MODEL"] = model
+    return True
 
 
 def _start_practice(app, tool_url: str):

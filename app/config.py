@@ -22,6 +22,10 @@ _STRING_SETTINGS: dict[str, str | None] = {
     "EVALUAITOR_LLM_BASE_URL": None,
     "EVALUAITOR_LLM_API_KEY": None,
     "EVALUAITOR_LLM_MODEL": "gpt-4o-mini",
+    # Ports of 127.0.0.1 where `evaluaitor run`, with no EVALUAITOR_LLM_BASE_URL, looks for an
+    # OpenAI-compatible server (comma-separated; "off": none). Unset: Ollama's, LM Studio's,
+    # vLLM's and llama.cpp's defaults (app/llm/discovery.py).
+    "EVALUAITOR_LLM_PROBE_PORTS": None,
     "EVALUAITOR_QUEUE_PREFIX": "evaluaitor",
     # Bearer token for the REST API's admin endpoints (organizations, database status);
     # unset, those endpoints refuse every request.

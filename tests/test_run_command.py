@@ -344,3 +344,45 @@ def test_the_worker_command_lets_its_job_finish_on_sigterm(app, live_tool, redis
         assert evaluation.status == "completed", worker.output
         assert [p for p in tree if p.is_alive] == []
         assert "Traceback" not in worker.output
+
+
+def test_run_without_a_base_url_uses_the_model_server_it_finds_on_this_machine(tmp_path):
+    with FakeLLM() as llm, processes.reaped(tmp_path):
+        llm.models = ["local-a", "local-b"]
+        llm.set_default(REPLY)
+        nothing = _free_port()
+        run = Run(tmp_path, EVALUAITOR_LLM_PROBE_PORTS=f"{nothing},{httpx.URL(llm.url).port}")
+        found = run.wait_for_line("Found an OpenAI-compatible server")
+        assert llm.url in found and "local-a, local-b" in found
+        assert "EVALUAITOR_LLM_MODEL (gpt-4o-mini) is not offered there" in run.output
+        run.wait_for_line(f"Grading with model local-a at {llm.url}")
+        run.wait_until_up()
+        code = run.submit()
+        # The web app queued it and the worker asked the server found, with the model chosen.
+        _wait_for(lambda: llm.requests, f"the job never asked the model:\n{run.output}")
+        assert llm.requests[0]["model"] == "local-a"
+        _wait_for(lambda: run.status(code) == "completed", f"not graded:\n{run.output}")
+        run.stop(signal.SIGTERM, timeout=STOP_MARGIN)
+        assert run.process.returncode == 0 and "Traceback" not in run.output
+
+
+def test_run_says_when_no_model_server_answers_and_what_works_without_one(tmp_path):
+    with processes.reaped(tmp_path):
+        port = _free_port()
+        run = Run(tmp_path, EVALUAITOR_LLM_PROBE_PORTS=str(port))
+        said = run.wait_for_line("No EVALUAITOR_LLM_BASE_URL")
+        assert f"no OpenAI-compatible server answered on 127.0.0.1 (ports {port})" in said
+        assert "programming activity is graded without one" in said
+        assert "set EVALUAITOR_LLM_BASE_URL" in said
+        run.wait_until_up()
+        run.stop(signal.SIGTERM, timeout=STOP_MARGIN)
+        assert run.process.returncode == 0 and "Found an" not in run.output
+
+
+def test_run_refuses_a_bad_ports_setting_by_name(tmp_path):
+    with processes.reaped(tmp_path):
+        run = Run(tmp_path, EVALUAITOR_LLM_PROBE_PORTS="ollama")
+        assert run.process.wait(timeout=START_TIMEOUT) == 1
+        run.stop(signal.SIGTERM, timeout=STOP_MARGIN)
+        assert "EVALUAITOR_LLM_PROBE_PORTS must be port numbers" in run.output
+        assert "Traceback" not in run.output and "Embedded Redis" not in run.output

@@ -97,6 +97,8 @@ class FakeLLM:
 
     def __init__(self) -> None:
         self.requests: list[dict] = []
+        #: The ids ``GET /v1/models`` lists, in order.
+        self.models: list[str] = ["fake-model"]
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._queue: deque[Script] = deque()
@@ -172,7 +174,9 @@ class FakeLLM:
         if request.path == "/v1/models":
             if request.method != "GET":
                 return _error(405, "method not allowed")
-            models = [{"id": "fake-model", "object": "model", "owned_by": "evaluaitor-tests"}]
+            models = [
+                {"id": m, "object": "model", "owned_by": "evaluaitor-tests"} for m in self.models
+            ]
             return _json({"object": "list", "data": models})
         if request.path != "/v1/chat/completions":
             return _error(404, f"unknown path {request.path}")

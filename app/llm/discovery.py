@@ -1,0 +1,91 @@
+"""Finding an OpenAI-compatible server on this machine, for ``evaluaitor run`` with no
+``EVALUAITOR_LLM_BASE_URL``: a newcomer with Ollama or LM Studio running gets grading at once.
+
+Only ``127.0.0.1`` is ever asked, on a short list of ports (the local servers' defaults, or
+``EVALUAITOR_LLM_PROBE_PORTS``), with ``GET /v1/models`` and a short timeout. A port counts
+only when it answers as the OpenAI API does: 200, JSON, ``data`` listing models with an
+``id``; anything else there (a web page, a 404, another service) is passed over. Proxy
+settings of the environment are ignored: the question is about this machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+HOST = "127.0.0.1"
+#: Ollama, LM Studio, vLLM, llama.cpp's server: their default ports, asked in this order.
+DEFAULT_PORTS = (11434, 1234, 8000, 8080)
+#: Seconds per port: a local server answers its model list at once.
+PROBE_TIMEOUT = 0.5
+#: What turns discovery off in ``EVALUAITOR_LLM_PROBE_PORTS``.
+OFF = frozenset({"off", "none", "0"})
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """A server that answered, with the models it offers (in its order, never empty)."""
+
+    base_url: str
+    models: tuple[str, ...]
+
+    def choose_model(self, wanted: str | None) -> str:
+        """``wanted`` (the configured model) when offered here, else the first offered."""
+        return wanted if wanted in self.models else self.models[0]
+
+
+def probe_ports(setting: str | None) -> tuple[int, ...]:
+    """The ports a setting names: unset means the defaults, ``off`` none. Raises ValueError
+    with a message naming the setting for anything but comma-separated port numbers."""
+    if setting is None or not setting.strip():
+        return DEFAULT_PORTS
+    if setting.strip().lower() in OFF:
+        return ()
+    try:
+        ports = tuple(int(part) for part in setting.split(",") if part.strip())
+    except ValueError:
+        ports = (0,)
+    if not all(0 < port < 65536 for port in ports):
+        raise ValueError(
+            "EVALUAITOR_LLM_PROBE_PORTS must be port numbers separated by commas "
+            f"(e.g. 11434,1234) or off, got {setting!r}"
+        )
+    return ports
+
+
+def find_local_server(ports: Sequence[int], timeout: float = PROBE_TIMEOUT) -> LocalServer | None:
+    """The first port of ``ports`` on 127.0.0.1 that answers as an OpenAI-compatible server
+    offering at least one model, or None."""
+    for port in ports:
+        server = _probe(port, timeout)
+        if server is not None:
+            return server
+    return None
+
+
+def _probe(port: int, timeout: float) -> LocalServer | None:
+    base_url = f"http://{HOST}:{port}/v1"
+    try:
+        response = httpx.get(f"{base_url}/models", timeout=timeout, trust_env=False)
+    except httpx.HTTPError:  # nothing listens, or it does not speak HTTP in time
+        return None
+    if response.status_code != 200:
+        return None
+    try:
+        body = response.json()
+    except ValueError:  # a web page, or something else that is not JSON
+        return None
+    models = _model_ids(body)
+    return LocalServer(base_url, models) if models else None
+
+
+def _model_ids(body: Any) -> tuple[str, ...]:
+    """The ``id`` of each entry of an OpenAI model list (``{"data": [{"id": ...}]}``)."""
+    entries = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(entries, list):
+        return ()
+    ids = (entry.get("id") for entry in entries if isinstance(entry, dict))
+    return tuple(dict.fromkeys(i for i in ids if isinstance(i, str) and i.strip()))
