@@ -63,6 +63,8 @@ SETTINGS = (
     "accepted_kinds",
     "max_upload_mb",
     "max_attempts",
+    "appeal_limit",
+    "appeal_days",
     "example_count",
 )
 
@@ -77,6 +79,9 @@ MAX_INSTRUCTIONS_CHARS = 50_000
 MAX_MODEL_CHARS = 200
 MAX_SCORE_LIMIT = 10_000
 MAX_ATTEMPTS_LIMIT = 100
+#: Regrade requests per submission, and days after the release to make them (app.appeals).
+MAX_APPEAL_LIMIT = 10
+MAX_APPEAL_DAYS = 365
 #: Most calibration examples a prompt carries (app.grading.examples): each costs prompt room.
 MAX_EXAMPLE_COUNT = 6
 #: Rubric text larger than this is refused before it is parsed (100 criteria fit easily).
@@ -106,6 +111,8 @@ def configure(
     accepted_kinds: list[str] | None = None,
     max_upload_mb: float | str | None = None,
     max_attempts: int | str | None = None,
+    appeal_limit: int | str | None = None,
+    appeal_days: int | str | None = None,
     example_count: int | str | None = None,
     site_max_upload_mb: float | None = None,
     actor_id: int | None = None,
@@ -204,6 +211,19 @@ def configure(
     _number(
         errors, changes, "max_attempts", max_attempts, low=0, high=MAX_ATTEMPTS_LIMIT, whole=True
     )
+    # Regrade requests (app.appeals): 0 switches them off; no days means no deadline.
+    _number(
+        errors,
+        changes,
+        "appeal_limit",
+        appeal_limit,
+        low=0,
+        high=MAX_APPEAL_LIMIT,
+        whole=True,
+        clearable=False,
+        inclusive=True,
+    )
+    _number(errors, changes, "appeal_days", appeal_days, low=0, high=MAX_APPEAL_DAYS, whole=True)
     _number(
         errors,
         changes,

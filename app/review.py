@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,12 +71,15 @@ def override(
     score: str = "",
     feedback: str = "",
     criteria: dict[int, str] | None = None,
+    also: Callable[[Grade], None] | None = None,
 ) -> Grade:
     """Store a teacher's score, feedback and per-criterion scores (as typed in the form).
 
     A blank score or feedback, or a value equal to the AI's, means "keep the AI's". A
     submission the grader could not score becomes ``graded`` (held) once it has a score.
-    A released grade goes to the gradebook again. Raises ReviewError.
+    A released grade goes to the gradebook again. ``also`` runs with the changed grade just
+    before the commit, so what a caller records about the change (an appeal's answer) is
+    stored with it or not at all. Raises ReviewError.
     """
     grade = _reviewable_grade(submission)
     if grade.scale is None:  # the grader gave no score: the teacher grades on the maximum
@@ -99,6 +103,8 @@ def override(
     if job.status == JobStatus.NEEDS_REVIEW and grade.effective_score is not None:
         job.status = JobStatus.COMPLETED  # the teacher's score settles the review
     record(submission, actor_id, "override", {"before": before, "after": snapshot(grade)})
+    if also is not None:
+        also(grade)
     push = passback.publish_grade(submission) if grade.is_released else None
     _commit_and_send(push)
     return grade

@@ -440,17 +440,14 @@ def test_deep_linking_return_refuses_bad_responses(http, app, practice_platform,
 SAMPLES = Path(practice.__file__).parent / "static"
 
 
-def _student_page(settings: PracticeSettings, browser: httpx.Client) -> str:
-    """Launch the programming activity as the student, in a window (the cookie comes back);
+def _tool_page(settings: PracticeSettings, browser: httpx.Client, launch: str) -> str:
+    """Launch (e.g. ``student practice-program``) in a window, so the cookie comes back;
     returns the tool page's URL."""
-    start = browser.get(
-        settings.base_url + "/launch",
-        params={"launch": f"student {exercise.LINK_ID}", "window": "1"},
-    )
+    start = browser.get(settings.base_url + "/launch", params={"launch": launch, "window": "1"})
     login = _submit(browser, start)
-    launch = _submit(browser, browser.get(login.headers["Location"]))
-    assert launch.status_code == 303, launch.text
-    return settings.tool_url + launch.headers["Location"]
+    opened = _submit(browser, browser.get(login.headers["Location"]))
+    assert opened.status_code == 303, opened.text
+    return settings.tool_url + opened.headers["Location"]
 
 
 def _gradebook_row(settings: PracticeSettings) -> str:
@@ -476,7 +473,7 @@ def test_the_programming_activity_is_graded_with_no_model(
     assert httpx.get(f"{practice_platform.base_url}/static/{sample}").content == source
 
     with httpx.Client(timeout=30) as browser:
-        tool_page = _student_page(practice_platform, browser)
+        tool_page = _tool_page(practice_platform, browser, f"student {exercise.LINK_ID}")
         assert "the largest number" in browser.get(tool_page).text
         uploaded = browser.post(
             tool_page + "submissions", files={"file": (Path(sample).name, source)}
@@ -490,6 +487,18 @@ def test_the_programming_activity_is_graded_with_no_model(
     assert grade.result.provenance["plugin"] == "code_judge"
     assert passed in grade.result.feedback
     assert _gradebook_row(practice_platform).split(" Ada Student ")[1].startswith(score)
+
+
+NO_MODEL_ALERT = "No language model is configured"
+
+
+def test_only_the_essay_tells_its_teacher_that_grading_waits_for_a_model(practice_platform):
+    with httpx.Client(timeout=30) as browser:
+        essay = browser.get(_tool_page(practice_platform, browser, "teacher practice-link-1"))
+        program = browser.get(_tool_page(practice_platform, browser, f"teacher {exercise.LINK_ID}"))
+    assert essay.status_code == program.status_code == 200
+    assert NO_MODEL_ALERT in essay.text
+    assert exercise.TITLE in program.text and NO_MODEL_ALERT not in program.text
 
 
 def test_an_old_course_gets_the_programming_activity_once(tmp_path):

@@ -75,6 +75,9 @@ AUDIT_ACTIONS: dict[str, Any] = {
     "example": _l("Changed its use as a graded example"),
     "settings": _l("Changed the settings"),
     "own_column": _l("Grades go to a gradebook column Evaluaitor created"),
+    "appeal": _l("Asked for a regrade"),
+    "appeal_withdraw": _l("Withdrew the regrade request"),
+    "appeal_answer": _l("Answered the regrade request"),
 }
 
 #: The activity's own settings (app.activities.SETTINGS), for the settings history.
@@ -92,6 +95,8 @@ ACTIVITY_FIELDS: dict[str, Any] = {
     "max_upload_mb": _l("Largest file (MB)"),
     "max_attempts": _l("Maximum attempts per student"),
     "example_count": _l("Graded examples shown to the model"),
+    "appeal_limit": _l("Regrade requests per submission"),
+    "appeal_days": _l("Days to ask for a regrade"),
 }
 
 

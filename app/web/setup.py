@@ -237,6 +237,8 @@ def _save(
             max_upload_mb=values["max_upload_mb"],
             max_attempts=values["max_attempts"],
             example_count=form.get("example_count"),  # absent (older forms): unchanged
+            appeal_limit=form.get("appeal_limit"),
+            appeal_days=form.get("appeal_days"),
             release_policy=values["release_policy"],
             site_max_upload_mb=current_app.config["EVALUAITOR_MAX_UPLOAD_MB"],
             actor_id=session.user_id,
@@ -315,6 +317,8 @@ def _stored_values(activity: Activity) -> dict[str, Any]:
         "max_upload_mb": f"{activity.max_upload_mb:g}" if activity.max_upload_mb else "",
         "max_attempts": str(activity.max_attempts or ""),
         "example_count": str(activity.example_count),
+        "appeal_limit": str(activity.appeal_limit),
+        "appeal_days": str(activity.appeal_days or ""),
         "release_policy": activity.release_policy,
         "reference_chars": len(activity.reference_text or ""),
     }
@@ -333,6 +337,8 @@ def _typed_values(form: Any) -> dict[str, Any]:
         "max_upload_mb": form.get("max_upload_mb", ""),
         "max_attempts": form.get("max_attempts", ""),
         "example_count": form.get("example_count", ""),
+        "appeal_limit": form.get("appeal_limit", ""),
+        "appeal_days": form.get("appeal_days", ""),
         "release_policy": form.get("release_policy", ""),
         "reference_chars": None,
     }

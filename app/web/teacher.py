@@ -68,9 +68,19 @@ def teacher_page(token: str, session: LaunchSession, activity: Activity):
         filters={"status": status, "show": show, "sort": sort, "order": args.get("order", "asc")},
         statuses=statuses,
         notice=NOTICES.get(args.get("done", "")),
-        llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL")),
+        llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL"))
+        or _grades_without_model(activity),
         own_column=activities.has_own_column(activity.id),
     )
+
+
+def _grades_without_model(activity: Activity) -> bool:
+    """Whether the activity's strategy needs no model (the code judge): its teacher is then not
+    told that grading waits for one."""
+    try:
+        return not registry.get(activity.plugin_name).needs_llm
+    except registry.PluginError:
+        return False
 
 
 @bp.get("/submissions/<int:submission_id>")

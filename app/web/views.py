@@ -18,14 +18,15 @@ from sqlalchemy import Row, bindparam, select
 from sqlalchemy.orm import joinedload
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app import submissions
-from app.errors import FileTooLarge, Forbidden, SessionExpired, UploadError
+from app import appeals, submissions
+from app.errors import FileTooLarge, Forbidden, NotFound, SessionExpired, UploadError
 from app.extensions import db
 from app.gradebook import on_maximum
 from app.i18n import localize
 from app.lti.session import LaunchSession, load, load_with_activity
 from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
 from app.models.base import as_utc
+from app.web import appeals as appeal_pages  # noqa: F401 (the teacher's appeal routes join bp)
 from app.web.blueprint import bp, safe_return_url
 from app.web.teacher import teacher_page
 
@@ -69,6 +70,42 @@ def submit(token: str):
     else:
         return redirect(url_for("web.activity", token=token), code=303)
     return _student_page(token, session, activity, error=error.user_message), error.status_code
+
+
+@bp.post("/submissions/<int:submission_id>/appeal")
+def ask_appeal(token: str, submission_id: int):
+    """A student's regrade request for their own released grade (rules: app.appeals)."""
+    session, activity = load_with_activity(token)
+    if session.is_staff:
+        raise Forbidden(_("Only students ask for a regrade here."))
+    submission = db.session.get(Submission, submission_id)
+    if (
+        submission is None
+        or submission.activity_id != activity.id
+        or submission.user_id != session.user_id
+    ):
+        raise NotFound()
+    reason = request.form.get("reason", "")
+    try:
+        appeals.ask(submission, session.user_id, reason)
+    except appeals.AppealError as exc:
+        page = _student_page(token, session, activity, appeal_error=exc.user_message, reason=reason)
+        return page, exc.status_code
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
+@bp.post("/appeals/<int:appeal_id>/withdraw")
+def withdraw_appeal(token: str, appeal_id: int):
+    session, activity = load_with_activity(token)
+    appeal = appeals.fetch(appeal_id, activity.id, session.user_id)
+    if appeal is None:
+        raise NotFound()
+    try:
+        appeals.withdraw(appeal, session.user_id)
+    except appeals.AppealError as exc:
+        page = _student_page(token, session, activity, appeal_error=exc.user_message)
+        return page, exc.status_code
+    return redirect(url_for("web.activity", token=token), code=303)
 
 
 @bp.app_template_global()
@@ -247,8 +284,16 @@ def _latest(row: Row, shown: PastAttempt) -> Submission | LatestAttempt:
 
 
 def _student_page(
-    token: str, session: LaunchSession, activity: Activity, *, error: str | None = None
+    token: str,
+    session: LaunchSession,
+    activity: Activity,
+    *,
+    error: str | None = None,
+    appeal_error: str | None = None,
+    reason: str = "",
 ):
+    """The student's page; ``error`` is the upload's, ``appeal_error`` a regrade request's
+    (``reason`` is what they typed, shown again)."""
     history, latest = _history(activity.id, session.user_id)
     return render_template(
         "student.html",
@@ -260,4 +305,9 @@ def _student_page(
         history=history,
         attempts_left=submissions.attempts_left(activity, session.user_id),
         error=error,
+        # Only a released grade (the latest loaded as a Submission) can be appealed.
+        appeal=appeals.standing(latest) if isinstance(latest, Submission) else None,
+        appeal_error=appeal_error,
+        appeal_reason=reason,
+        appeal_max_chars=appeals.MAX_REASON_CHARS,
     )
