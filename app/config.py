@@ -7,6 +7,8 @@ values they need as arguments; only this module reads ``os.environ``.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -73,8 +75,8 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_NRPS_TIMEOUT": 5.0,
     "EVALUAITOR_NRPS_PAGE_SIZE": 100,
     "EVALUAITOR_ROSTER_CACHE_SECONDS": 300,
-    # Prices per 1,000 input (prompt) and output (completion) tokens, in your currency, for the
-    # cost estimate on the statistics page; 0 shows token counts only.
+    # Prices per 1,000 input (prompt) and output (completion) tokens, in your currency, of every
+    # model not priced in EVALUAITOR_LLM_PRICES (app.spend); both 0: no price, tokens only.
     "EVALUAITOR_LLM_PRICE_INPUT_PER_1K": 0.0,
     "EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K": 0.0,
     # 1: platforms added by LTI Dynamic Registration may launch at once; 0: they wait,
@@ -146,7 +148,31 @@ def load(instance_path: str) -> dict[str, Any]:
     config["MAX_CONTENT_LENGTH"] = _request_limit(config["EVALUAITOR_MAX_UPLOAD_MB"])
     for key, default in _LIST_SETTINGS.items():
         config[key] = _seconds(key, env[key]) if env.get(key) else list(default)
+    config["EVALUAITOR_LLM_PRICES"] = _prices(env.get("EVALUAITOR_LLM_PRICES") or "{}")
     return config
+
+
+def _prices(raw: str) -> dict[str, tuple[float, float]]:
+    """EVALUAITOR_LLM_PRICES: JSON ``{"model": [input_per_1k, output_per_1k]}``, prices per
+    1,000 tokens of each model (app.spend); a mistake stops the start with the setting's name."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not all(map(_is_price_pair, data.values())):
+        raise ValueError(
+            'EVALUAITOR_LLM_PRICES must be JSON like {"gpt-4o-mini": [0.00015, 0.0006]}: '
+            "per model, the price of 1,000 input and of 1,000 output tokens"
+        )
+    return {str(model): (float(pair[0]), float(pair[1])) for model, pair in data.items()}
+
+
+def _is_price_pair(pair: object) -> bool:
+    return (
+        isinstance(pair, list)
+        and len(pair) == 2
+        and all(type(value) in (int, float) and 0 <= value < math.inf for value in pair)
+    )
 
 
 def _seconds(key: str, raw: str) -> list[float]:

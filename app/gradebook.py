@@ -17,9 +17,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
+from app import spend
+from app.agreement_report import Report, report
 from app.extensions import db
 from app.lti.nrps import Roster
-from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, ScorePush, Submission
+from app.models import Activity, Grade, JobStatus, LtiUser, ScorePush, Submission
+from app.submissions import is_uncertain
 from app.text import clean_name
 
 #: ``status`` filter value for students without a submission.
@@ -29,6 +32,8 @@ STATUSES = [state for state in JobStatus if state != JobStatus.CANCELLED]
 SHOW = ("all", "flagged", "held", "missing")
 SORTS = ("name", "status", "score", "date")
 HISTOGRAM_BINS = 10
+#: Confidence marked low when the activity holds no grade for being uncertain.
+LOW_CONFIDENCE = 0.5
 
 
 @dataclass
@@ -58,6 +63,11 @@ class StudentRow:
     @property
     def score(self) -> float | None:
         return self.grade.effective_score if self.grade else None
+
+    @property
+    def confidence(self) -> float | None:
+        """The AI result's confidence (app.grading.confidence), None before it has one."""
+        return self.grade.result.confidence if self.grade else None
 
     @property
     def is_flagged(self) -> bool:
@@ -130,6 +140,14 @@ def select_rows(
     return chosen
 
 
+def is_low_confidence(activity: Activity, value: float | None) -> bool:
+    """Marked low on the teacher's pages: held for it when the activity sets a
+    ``min_confidence`` (app.submissions.is_uncertain), else below :data:`LOW_CONFIDENCE`."""
+    if activity.min_confidence is not None:
+        return is_uncertain(activity, value)
+    return value is not None and value < LOW_CONFIDENCE
+
+
 def on_maximum(value: float | None, scale: float | None, maximum: float | None) -> float | None:
     """A score given on the grader's ``scale`` on the activity's ``maximum``, as the LMS
     gradebook holds it (scores are sent on the column's scale), to two decimals: pages and
@@ -155,9 +173,8 @@ class Statistics:
     bins: list[Bin]
     scored: int
     mean: float | None
-    overridden: int
-    mean_abs_difference: float | None
-    share_within_one: float | None
+    #: The AI against the teacher over the submissions they graded (app.agreement_report).
+    agreement: Report
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
@@ -170,8 +187,8 @@ class Statistics:
 def statistics(
     activity: Activity, rows: Iterable[StudentRow], config: Mapping[str, Any]
 ) -> Statistics:
-    """Histogram of the latest scores (on the activity's maximum), AI-vs-teacher agreement
-    over overridden grades (on each grade's own scale), and the activity's model usage."""
+    """Histogram of the latest scores and AI-vs-teacher agreement over every submission a
+    teacher graded (both on the activity's maximum), and the activity's model usage."""
     maximum = activity.max_score or config["EVALUAITOR_DEFAULT_MAX_SCORE"]
     grades = [row.grade for row in rows if row.grade is not None]
     values = [
@@ -182,44 +199,17 @@ def statistics(
     for value in values:
         counts[min(int(value / width), HISTOGRAM_BINS - 1)] += 1
     bins = [Bin(i * width, (i + 1) * width, n) for i, n in enumerate(counts)]
-    pairs = [
-        abs(g.score - g.override_score)
-        for g in grades
-        if g.score is not None and g.override_score is not None
-    ]
-    prompt, completion = _tokens(activity)
-    price_in, price_out = (
-        config["EVALUAITOR_LLM_PRICE_INPUT_PER_1K"],
-        config["EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K"],
-    )
+    spent = spend.totals(activity.id)
     return Statistics(
         maximum=maximum,
         bins=bins,
         scored=len(values),
         mean=sum(values) / len(values) if values else None,
-        overridden=len(pairs),
-        mean_abs_difference=sum(pairs) / len(pairs) if pairs else None,
-        share_within_one=sum(d <= 1 for d in pairs) / len(pairs) if pairs else None,
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cost=(prompt * price_in + completion * price_out) / 1000 if price_in or price_out else None,
+        agreement=report(activity, maximum),
+        prompt_tokens=spent.prompt_tokens,
+        completion_tokens=spent.completion_tokens,
+        cost=spent.cost,
     )
-
-
-def _tokens(activity: Activity) -> tuple[int, int]:
-    """Tokens of every stored grade of the activity (all attempts), from its provenance."""
-    provenances = db.session.scalars(
-        select(GradingJob.provenance)
-        .join(Submission, GradingJob.submission_id == Submission.id)
-        .where(Submission.activity_id == activity.id)
-    ).all()
-    prompt = sum(_int((p or {}).get("prompt_tokens")) for p in provenances)
-    completion = sum(_int((p or {}).get("completion_tokens")) for p in provenances)
-    return prompt, completion
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 # -- CSV --------------------------------------------------------------------------------

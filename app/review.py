@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,15 +21,19 @@ from flask_babel import gettext as _
 from sqlalchemy import func, select
 
 from app import submissions
-from app.errors import EvaluaitorError
+from app.errors import EvaluaitorError, QueueUnavailable
 from app.extensions import db
 from app.grading import registry
 from app.jobs import queue
 from app.lti import passback
 from app.models import Activity, AuditEvent, Grade, GradingJob, JobStatus, ScorePush, Submission
+from app.models.submissions import latest_only
 from app.text import clean_name
 
 MAX_FEEDBACK_CHARS = 20_000
+#: How a teacher has a graded submission used as a calibration example (``Grade.example``;
+#: app.calibration says which submissions may be examples).
+EXAMPLE_USES = ("auto", "pinned", "excluded")
 _MODEL_NAME = re.compile(r"^[\w.:/@+-]{1,200}$")
 
 
@@ -128,18 +132,8 @@ def release(submission: Submission, actor_id: int) -> bool:
 
 def release_all(activity: Activity, actor_id: int) -> int:
     """Release every held grade with a score among the students' latest attempts."""
-    newest = (
-        select(Submission.user_id, func.max(Submission.attempt).label("attempt"))
-        .where(Submission.activity_id == activity.id)
-        .group_by(Submission.user_id)
-        .subquery()
-    )
     held = db.session.scalars(
-        select(Submission)
-        .join(
-            newest,
-            (Submission.user_id == newest.c.user_id) & (Submission.attempt == newest.c.attempt),
-        )
+        latest_only(select(Submission), activity.id)
         .join(Grade, Grade.submission_id == Submission.id)
         .join(GradingJob, GradingJob.submission_id == Submission.id)
         .where(
@@ -197,6 +191,47 @@ def regrade(submission: Submission, actor_id: int, *, plugin: str = "", model: s
     submission.grading_override = chosen or None
     if not submissions.grade_again(submission):
         raise ReviewError(_("This submission is being graded already."))
+
+
+def regrade_many(submissions: Iterable[Submission], actor_id: int) -> tuple[int, int]:
+    """:func:`regrade` each submission with the activity's settings (a teacher's bulk
+    regrade), each audited and put in line on its own: one that cannot be (being graded
+    already) is skipped without stopping the others. Returns (started, skipped). Raises
+    QueueUnavailable, once all are in line, if Redis refused any (the sweeper queues it later)."""
+    started = skipped = 0
+    unqueued: QueueUnavailable | None = None
+    for submission in submissions:
+        try:
+            regrade(submission, actor_id)
+        except ReviewError:
+            skipped += 1
+            continue
+        except QueueUnavailable as exc:
+            unqueued = exc
+        started += 1
+    if unqueued is not None:
+        raise unqueued
+    return started, skipped
+
+
+def use_as_example(submission: Submission, actor_id: int, use: str) -> bool:
+    """Have the submission used as an example automatically, always (pinned) or never
+    (excluded), audited as ``example``; False if it already was. Raises ReviewError for an
+    unknown choice or a submission that has no grade or is not its student's latest."""
+    if use not in EXAMPLE_USES:
+        raise ReviewError(_("Choose automatic, pinned or excluded."))
+    grade = submission.grade
+    if grade is None:
+        raise ReviewError(_("This submission has no grade to use as an example yet."))
+    if submission.attempt != latest_attempt(submission):
+        raise ReviewError(_("Only the student's latest submission can be an example."))
+    if grade.example == use:
+        return False
+    change = {"before": {"example": grade.example}, "after": {"example": use}}
+    record(submission, actor_id, "example", change)
+    grade.example = use
+    db.session.commit()
+    return True
 
 
 def reopen(submission: Submission, actor_id: int) -> None:

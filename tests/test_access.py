@@ -38,6 +38,7 @@ ITEM_ROUTES = {
     "release": ("POST", "submissions/{s}/release", {}),
     "regrade": ("POST", "submissions/{s}/regrade", {"plugin": "rubric_eval"}),
     "reopen": ("POST", "submissions/{s}/reopen", {}),
+    "example": ("POST", "submissions/{s}/example", {"use": "pinned"}),
     "retry-grading": ("POST", "submissions/{s}/retry", {}),
     "retry-push": ("POST", "pushes/{p}/retry", {}),
 }
@@ -46,6 +47,8 @@ ACTIVITY_ROUTES = {
     "stats": ("GET", "stats", None),
     "csv": ("GET", "gradebook.csv", None),
     "release-all": ("POST", "release-all", {}),
+    "regrade-estimate": ("GET", "regrade?scope=all", None),
+    "regrade-chosen": ("POST", "regrade", {"scope": "all"}),
 }
 
 
@@ -59,7 +62,7 @@ def unchanged(ids: dict) -> None:
     """Nothing the refused request asked for happened."""
     db.session.expire_all()
     grade = db.session.query(Grade).one()
-    assert grade.override_score is None and grade.score == 8
+    assert grade.override_score is None and grade.score == 8 and grade.example == "auto"
     assert db.session.query(AuditEvent).count() == 0
     assert db.session.get(Submission, ids["submission"].id).reopened_at is None
 

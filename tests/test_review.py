@@ -428,18 +428,19 @@ def test_statistics_on_a_known_set(app, browser, platform, llm, live_tool):
     stats = gradebook.statistics(activity, gradebook.student_rows(activity, Roster(())), app.config)
     assert [b.count for b in stats.bins] == [0, 0, 0, 0, 1, 1, 0, 1, 0, 1]
     assert stats.scored == 4 and stats.mean == pytest.approx((4 + 5 + 7.5 + 10) / 4)
-    assert stats.overridden == 2
-    assert stats.mean_abs_difference == pytest.approx(1.25)
-    assert stats.share_within_one == pytest.approx(0.5)
+    agreement = stats.agreement.overall  # the rest: tests/test_agreement_report.py
+    assert agreement.n == 2
+    assert agreement.mad == pytest.approx(1.25)
+    assert agreement.within_one == pytest.approx(0.5)
     assert (stats.prompt_tokens, stats.completion_tokens) == (400, 80)
     assert stats.cost == pytest.approx(0.32)
 
     html = browser.get(staff + "stats").text
     assert "<svg" in html and "<table" in html
     assert "1.25 points" in html and "50%" in html and "0.3200" in html
-    app.config["EVALUAITOR_LLM_PRICE_INPUT_PER_1K"] = 0.0
+    app.config["EVALUAITOR_LLM_PRICE_INPUT_PER_1K"] = 0.0  # calls are priced when made
     app.config["EVALUAITOR_LLM_PRICE_OUTPUT_PER_1K"] = 0.0
-    assert "EVALUAITOR_LLM_PRICE_INPUT_PER_1K" in browser.get(staff + "stats").text
+    assert "0.3200" in browser.get(staff + "stats").text
 
 
 def test_csv_export_lists_everyone_and_cannot_run_formulas(browser, platform, llm, live_tool):

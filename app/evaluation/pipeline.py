@@ -24,12 +24,13 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy.exc import OperationalError
 
+from app import spend
 from app.catalogue import N_
 from app.evaluation import lifecycle
 from app.evaluation.owners import owner_of
 from app.extensions import db
 from app.extract import ExtractionError, Kind, extract
-from app.grading import registry, runner
+from app.grading import confidence, registry, runner
 from app.grading.base import GradingResult, InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError
@@ -76,7 +77,10 @@ def run(job_id: int, token: str | None) -> None:
     try:
         result = _grade(job, token)
         status = JobStatus.COMPLETED if result.outcome == Outcome.GRADED else JobStatus.NEEDS_REVIEW
-        _finish(job, token, status, **result.record(), error_message=None)
+        trust = confidence.assess(result)  # here, where every result is stored
+        result.provenance["confidence"] = trust.record()
+        spend.record_run(job, result.provenance.get("calls", ()), current_app.config)
+        _finish(job, token, status, **result.record(), confidence=trust.value, error_message=None)
     except Cancelled:
         log.info("grading job %s stopped: cancelled or handed to another worker", job.id)
     except OperationalError:
@@ -147,6 +151,7 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
         names=brief.names,
         mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
         comment=brief.comment,
+        examples=owner.examples(job, job.extracted_text),
     )
     result = runner.grade_with_model(
         grading,

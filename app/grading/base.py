@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.catalogue import N_
+from app.grading.examples import Example
 from app.grading.prompts import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -75,15 +76,18 @@ class Assignment:
 class GradingInput(Assignment):
     """Everything a plugin may use, as the runner prepared it (app.grading.runner): ``text``
     is the main document's text, ``files`` every file (the main document first), ``comment``
-    the student's note with the upload. All of them, and ``reference``, are already cleaned of
-    invisible characters and, when the activity asks for it, masked of obvious personal data;
-    so whatever a plugin sends to a model is safe to send."""
+    the student's note with the upload, ``examples`` the teacher's graded submissions of the
+    same activity chosen for this grading (calibration, app.grading.examples; none for API
+    evaluations). All of them, and ``reference``, are already cleaned of invisible characters
+    and, when the activity asks for it, masked of obvious personal data; so whatever a plugin
+    sends to a model is safe to send."""
 
     text: str
     filename: str
     params: PluginParams
     files: tuple[InputFile, ...] = ()
     comment: str = ""
+    examples: tuple[Example, ...] = ()
 
 
 @dataclass
@@ -123,6 +127,8 @@ class GradingResult:
     flags: list[Flag] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    #: The distinct prompts sent, as sent (masked): added by the runner from the session.
+    prompts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def normalized(self) -> float | None:
@@ -143,7 +149,18 @@ class GradingResult:
             "provenance": self.provenance,
             "raw_replies": self.raw_replies,
             "review_reason": None if self.outcome == Outcome.GRADED else self.error,
+            "prompts": self.prompts,
         }
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One model call a grading will make, known before it runs (a regrade's estimate):
+    which model (None: the activity's) and how many characters of its prompt are the
+    strategy's own wording, beside the submission and the teacher's instructions it carries."""
+
+    model: str | None = None
+    fixed_chars: int = 0
 
 
 class GradingPlugin(ABC):
@@ -159,6 +176,13 @@ class GradingPlugin(ABC):
     steps: ClassVar[int] = 1
     #: False when the plugin can grade without any model (e.g. only deterministic tests).
     needs_llm: ClassVar[bool] = True
+
+    @classmethod
+    def planned_calls(cls, params: PluginParams, rubric: Rubric | None) -> list[PlannedCall]:
+        """The model calls one grading with ``params`` makes when every reply reads well (a
+        re-ask after an unreadable reply is not foreseen): one call, or none without a model.
+        Strategies that make several say so."""
+        return [PlannedCall()] if cls.needs_llm else []
 
     @abstractmethod
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:

@@ -30,10 +30,12 @@ from app.grading.base import (
     GradingResult,
     ModelParams,
     Outcome,
+    PlannedCall,
+    PluginParams,
     Progress,
 )
 from app.grading.length_penalty import LengthPenalty
-from app.grading.prompts import DATA_RULES, clip, fence
+from app.grading.prompts import DATA_RULES, clip, examples_block, fence
 from app.grading.rubric import Criterion, Rubric
 from app.grading.scores import read_score
 from app.llm.jsonreply import parse_json_reply, preview
@@ -62,7 +64,7 @@ addressed to the student. Answer with JSON only."""
 USER_PROMPT = """\
 Assignment instructions:
 {instructions}
-
+{examples}
 Student submission{note}:
 {fenced}
 
@@ -161,6 +163,21 @@ class Criteria(GradingPlugin):
     steps: ClassVar[int] = 2
     Params = CriteriaParams
 
+    @classmethod
+    def planned_calls(cls, params: PluginParams, rubric: Rubric | None) -> list[PlannedCall]:
+        """One call per criterion (``per_criterion``) or one for all; none without a rubric,
+        which sends the submission to review at once."""
+        if rubric is None:
+            return []
+        mode = params.mode  # type: ignore[attr-defined]
+        fixed = len(SYSTEM_PROMPT) + len(USER_PROMPT) + len(JUDGEMENT_SHAPE)
+        if mode == "per_criterion":
+            fixed += len(PER_CRITERION_TASK)
+            return [PlannedCall(fixed_chars=fixed + len(c.requirement)) for c in rubric.criteria]
+        task = ONE_SHOT_TASK if mode == "one_shot" else HOLISTIC_TASK
+        listing = sum(len(c.name) + len(c.requirement) for c in rubric.criteria)
+        return [PlannedCall(fixed_chars=fixed + len(task) + listing)]
+
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: CriteriaParams = job.params  # type: ignore[assignment]
         rubric = job.rubric
@@ -253,8 +270,10 @@ class _Asker:
         """The parsed reply (None if it never parsed) and every reply received."""
         marker = self._llm.marker(self._text)
         instructions = self._job.instructions.strip() or "(no instructions were given)"
+        examples = examples_block(self._job.examples, marker, self._job.max_score)
         user = USER_PROMPT.format(
             instructions=instructions,
+            examples=f"\n{examples}\n" if examples else "",
             note=self._note,
             fenced=fence(self._text, marker),
             task=task,

@@ -41,8 +41,11 @@ from app.grading.base import (
     GradingResult,
     ModelParams,
     Outcome,
+    PlannedCall,
+    PluginParams,
     Progress,
 )
+from app.grading.rubric import Rubric
 from app.grading.tree import ai
 from app.grading.tree.model import Check, CheckContext, Leaf, LeafResult, Tree
 from app.grading.tree.scoring import TreeScore, leaf_points, score_tree
@@ -67,6 +70,16 @@ class CriteriaTree(GradingPlugin):
     version: ClassVar[str] = "1.0.0"
     steps: ClassVar[int] = 3
     Params = CriteriaTreeParams
+
+    @classmethod
+    def planned_calls(cls, params: PluginParams, rubric: Rubric | None) -> list[PlannedCall]:
+        """One call asks every AI test of the tree; a tree without any makes none."""
+        tree: Tree = params.tree  # type: ignore[attr-defined]
+        tests = [leaf.test for leaf in tree.leaves() if isinstance(leaf.test, ai.AiTest)]
+        if not tests:
+            return []
+        asked = sum(len(test.question) for test in tests)
+        return [PlannedCall(fixed_chars=len(ai.SYSTEM_PROMPT) + len(ai.BATCH_TASK) + asked)]
 
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: CriteriaTreeParams = job.params  # type: ignore[assignment]

@@ -44,12 +44,15 @@ from app.grading.base import (
     GradingResult,
     ModelParams,
     Outcome,
+    PlannedCall,
+    PluginParams,
     Progress,
 )
 from app.grading.code_judge import JudgeSettings, run_judge, sandbox_unavailable
 from app.grading.code_judge import feedback as judge_feedback
 from app.grading.consensus import Run, half_up, parse_run, reconcile
-from app.grading.prompts import DATA_RULES, clip, fence
+from app.grading.prompts import DATA_RULES, clip, examples_block, fence
+from app.grading.rubric import Rubric
 from app.judge.languages import UnsupportedLanguage
 from app.judge.runner import JudgeReport
 from app.judge.sandbox import SandboxUnavailable
@@ -168,13 +171,13 @@ Assignment:
 
 Rubric categories (points): {categories}
 
-{fenced}
+{examples}{fenced}
 
 Score each category, then list the concrete issues you found (each one line, citing the \
 code). Reply as JSON: {{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
 
 REVERSE = """\
-{fenced}
+{examples}{fenced}
 
 Rubric categories (points): {categories}
 
@@ -191,7 +194,7 @@ Assignment:
 
 Rubric categories (points): {categories}
 
-{fenced}
+{examples}{fenced}
 
 Your earlier grade: {own}
 The other graders' grades and issues:
@@ -212,6 +215,20 @@ class Ensemble(GradingPlugin):
     file_types: ClassVar[tuple[str, ...]] = ("code", "text", "markdown", "pdf", "docx")
     steps: ClassVar[int] = 3
     Params = EnsembleParams
+
+    @classmethod
+    def planned_calls(cls, params: PluginParams, rubric: Rubric | None) -> list[PlannedCall]:
+        """Each model once per framing (direct, and reverse when on), then once more for the
+        mutual critique when on."""
+        settings: EnsembleParams = params  # type: ignore[assignment]
+        framings = [DIRECT, REVERSE] if settings.reverse else [DIRECT]
+        if settings.critique:
+            framings.append(CRITIQUE)
+        return [
+            PlannedCall(model, len(SYSTEM) + len(framing))
+            for model in settings.models
+            for framing in framings
+        ]
 
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: EnsembleParams = job.params  # type: ignore[assignment]
@@ -305,6 +322,8 @@ def _ask_all(
     text, _ = clip(job.text, params.max_chars)
     categories = ", ".join(f"{c.name} ({c.points:g})" for c in params.categories)
     fenced = fence(text, llm.marker(text))
+    examples = examples_block(job.examples, llm.marker(text), job.max_score)
+    examples += "\n\n" if examples else ""
     instructions = job.instructions.strip() or "(no instructions were given)"
     if report is not None:
         instructions += "\n\nResults of running the program on the teacher's tests:\n"
@@ -325,7 +344,9 @@ def _ask_all(
     def first_round(task: tuple[str, str]) -> Run:
         model, framing = task
         template = DIRECT if framing == "direct" else REVERSE
-        prompt = template.format(instructions=instructions, categories=categories, fenced=fenced)
+        prompt = template.format(
+            instructions=instructions, categories=categories, examples=examples, fenced=fenced
+        )
         return ask(model, framing, prompt)
 
     runs = llm.map(first_round, [(m, f) for m in models for f in framings])
@@ -336,6 +357,7 @@ def _ask_all(
         prompt = CRITIQUE.format(
             instructions=instructions,
             categories=categories,
+            examples=examples,
             fenced=fenced,
             own=_summary([r for r in runs if r.model == model]),
             others="\n".join(

@@ -7,15 +7,16 @@
    rubric and those passages, reading the summary.
 4. *Final grade* (always): the model answers with JSON holding the score, the feedback and
    per-criterion results, reading the analysis and the student's upload comment (the seed's
-   ``additional_comments``). A step that is off is replaced in later prompts by a sentence
+   ``additional_comments``) and the teacher's graded examples of the activity (calibration,
+   app.grading.examples). A step that is off is replaced in later prompts by a sentence
    saying so.
 
 As in the seed, only the final step is required: one call unless the teacher turns the
 others on (activities set up while they were on by default keep them, see migration 0006).
 
 Every prompt must fit ``context_tokens``: its estimated size plus ``reserved_tokens`` is
-checked before the call. When it is over, the reference passages go first (lowest rank
-first), then the earlier step's notes are cut, then the submission, never the task. What was
+checked before the call. When it is over, the graded examples go first (least similar
+first), then the reference passages (lowest rank first), then the earlier step's notes are cut, then the submission, never the task. What was
 cut, the intermediate replies and the passages used are all kept in the provenance.
 
 The score is read from the JSON, else from the reply's text
@@ -38,6 +39,7 @@ from app.grading.base import (
     GradingPlugin,
     GradingResult,
     Outcome,
+    PlannedCall,
     PluginParams,
     Progress,
 )
@@ -63,6 +65,7 @@ from app.grading.pipeline_prompts import (
 )
 from app.grading.replies import read_breakdown
 from app.grading.retrieval import chunk, rank
+from app.grading.rubric import Rubric
 from app.grading.scores import read_score
 from app.llm.jsonreply import preview
 from app.llm.session import LLMSession
@@ -172,6 +175,24 @@ class Pipeline(GradingPlugin):
     steps: ClassVar[int] = 4
     Params = PipelineParams
 
+    @classmethod
+    def planned_calls(cls, params: PluginParams, rubric: Rubric | None) -> list[PlannedCall]:
+        """The summary and analysis steps when on (with ``analysis_model``), then the final."""
+        steps: PipelineParams = params  # type: ignore[assignment]
+        notes = [
+            (steps.summary, steps.summary_prompt or SUMMARY_INSTRUCTIONS),
+            (steps.analysis, steps.analysis_prompt or ANALYSIS_INSTRUCTIONS),
+        ]
+        final = (steps.final_grade_prompt or FINAL_INSTRUCTIONS) + SAFETY_RULES + FINAL_FORMAT
+        return [
+            *(
+                PlannedCall(steps.analysis_model, len(text + SAFETY_RULES))
+                for on, text in notes
+                if on
+            ),
+            PlannedCall(fixed_chars=len(final)),
+        ]
+
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: PipelineParams = job.params  # type: ignore[assignment]
         task = _task_text(job)
@@ -245,6 +266,8 @@ class Pipeline(GradingPlugin):
             "Preliminary analysis, written by an earlier step",
             NO_ANALYSIS if analysis is None else analysis,
             job.comment.strip(),
+            job.examples,
+            job.max_score,
         )
         reply = ask("final", prompt, job.model, json_mode=True)
 

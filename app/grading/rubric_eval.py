@@ -22,11 +22,14 @@ from app.grading.base import (
     GradingResult,
     ModelParams,
     Outcome,
+    PlannedCall,
+    PluginParams,
     Progress,
 )
 from app.grading.pipeline_prompts import rubric_listing
-from app.grading.prompts import DATA_RULES, clip, fence
+from app.grading.prompts import DATA_RULES, clip, examples_block, fence
 from app.grading.replies import contradiction, read_breakdown
+from app.grading.rubric import Rubric
 from app.grading.scores import ScoreReading, read_score
 from app.llm.jsonreply import preview
 from app.llm.session import LLMSession
@@ -49,7 +52,7 @@ Assignment instructions:
 {instructions}
 {rubric}
 Maximum score: {maximum}
-
+{examples}
 Student submission ({kind}):
 {fenced}"""
 
@@ -72,12 +75,17 @@ class RubricEval(GradingPlugin):
     steps: ClassVar[int] = 2
     Params = RubricEvalParams
 
+    @classmethod
+    def planned_calls(cls, params: PluginParams, rubric: Rubric | None) -> list[PlannedCall]:
+        return [PlannedCall(fixed_chars=len(SYSTEM_PROMPT) + len(USER_PROMPT))]
+
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:
         params: RubricEvalParams = job.params  # type: ignore[assignment]
         text, truncated = clip(job.text, params.max_chars)
         marker = llm.marker(text)
         maximum = _format_number(job.max_score)
         kind = job.filename.rsplit(".", 1)[-1].lower() if "." in job.filename else "text"
+        examples = examples_block(job.examples, marker, job.max_score)
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT.format(marker=marker, maximum=maximum)},
             {
@@ -86,6 +94,7 @@ class RubricEval(GradingPlugin):
                     instructions=job.instructions.strip() or "(no instructions were given)",
                     rubric=f"\n{rubric_listing(job.rubric)}\n" if job.rubric else "",
                     maximum=maximum,
+                    examples=f"\n{examples}\n" if examples else "",
                     kind=f".{kind} file",
                     fenced=fence(text, marker),
                 ),

@@ -5,7 +5,9 @@ The runner validates the strategy's parameters, flags attempts to instruct the g
 prepares the one input every plugin sees (:func:`model_input`): every piece the student
 wrote (the main text, every file and its name, the upload comment) and the teacher's reference
 material lose their invisible characters and, when the activity asks for it, their obvious
-personal data, in this one place, so no strategy can send a raw value to a model. Then it
+personal data, in this one place, so no strategy can send a raw value to a model; the
+teacher's graded examples of the activity (calibration, app.grading.examples) go the same way,
+each masked of its own student's names too and cut to MAX_EXAMPLE_CHARS. Then it
 calls the plugin, applies score caps, and assembles the provenance. It touches neither Flask
 nor the database.
 """
@@ -14,8 +16,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from typing import Any
 
 from app.catalogue import N_
@@ -30,6 +33,13 @@ from app.grading.base import (
     PluginParams,
     Progress,
 )
+from app.grading.examples import (
+    MAX_EXAMPLE_CHARS,
+    MAX_EXAMPLE_FEEDBACK_CHARS,
+    Candidate,
+    Example,
+)
+from app.grading.prompts import clip
 from app.llm.session import LLMSession, llm_session
 
 #: Flags that mean the text tried to steer the grader: such grades wait for a teacher.
@@ -52,6 +62,8 @@ class Job:
     comment: str = ""
     #: The submission's other files, after ``document``.
     attachments: tuple[InputFile, ...] = ()
+    #: The teacher's graded examples chosen for this grading (app.grading.examples.choose).
+    examples: tuple[Candidate, ...] = ()
 
     @classmethod
     def for_text(
@@ -96,6 +108,8 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     app.llm.LLMError for model failures; everything else is in the result."""
     plugin = registry.get(job.plugin)
     params = registry.validate_params(plugin, job.params)
+    if not plugin.needs_llm:
+        job = replace(job, examples=())  # no model reads them: none is recorded as used
     flags = _safety_flags(job)
     grading_input, masked = model_input(job, params)
     result = plugin.grade(grading_input, llm, progress)
@@ -110,24 +124,26 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
         "params": params.model_dump(mode="json"),
         "masked": _totals(masked) if job.mask_pii else {},
         "masked_in": {label: dict(counts) for label, counts in masked.items()},
+        "examples": [example.provenance() for example in job.examples],
         **llm.provenance(),
         **result.provenance,
     }
+    result.prompts = llm.prompts()
     return result
 
 
 def model_input(job: Job, params: PluginParams) -> tuple[GradingInput, dict[str, Counter[str]]]:
     """What the plugin sees: every student-supplied piece and the reference without invisible
     characters and, if ``job.mask_pii``, masked; with what was masked in each piece, by label
-    ("file essay.txt", "file names", "comment", "reference"). Masked files carry no ``path``,
-    so no plugin can read the raw bytes behind them."""
+    ("file essay.txt", "file names", "comment", "reference", "example 1"). Masked files carry
+    no ``path``, so no plugin can read the raw bytes behind them."""
     masked: dict[str, Counter[str]] = {}
 
-    def clean(label: str, text: str, kind: str = "text") -> str:
+    def clean(label: str, text: str, kind: str = "text", names: Sequence[str] = ()) -> str:
         text = safety.strip_invisible(text)
         if not job.mask_pii:
             return text
-        text, report = safety.mask_pii(text, names=job.names, kind=kind)
+        text, report = safety.mask_pii(text, names=[*job.names, *names], kind=kind)
         if counts := +Counter(report.counts):
             masked[label] = masked.get(label, Counter()) + counts
         return text
@@ -145,8 +161,27 @@ def model_input(job: Job, params: PluginParams) -> tuple[GradingInput, dict[str,
         params=params,
         files=tuple(files),
         comment=clean("comment", job.comment),
+        examples=tuple(
+            _example(e, partial(clean, f"example {n}", kind=e.kind, names=e.names))
+            for n, e in enumerate(job.examples, 1)
+        ),
     )
     return grading_input, masked
+
+
+def _example(candidate: Candidate, clean: Callable[[str], str]) -> Example:
+    """What a plugin sees of an example: its text and the teacher's comments cleaned like the
+    submission's (masked before they are cut, so no name is cut in half and left readable),
+    and cut to the lengths a prompt affords."""
+    text, _ = clip(clean(candidate.text), MAX_EXAMPLE_CHARS)
+    feedback, _ = clip(clean(candidate.feedback), MAX_EXAMPLE_FEEDBACK_CHARS)
+    return Example(
+        text=text,
+        score=candidate.score,
+        scale=candidate.scale,
+        feedback=feedback,
+        criteria=candidate.criteria,
+    )
 
 
 def _safety_flags(job: Job) -> list[Flag]:

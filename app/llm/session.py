@@ -7,7 +7,8 @@ Plugins call :meth:`LLMSession.complete` exactly as they would the client. The s
   bounded in size and age (:mod:`app.llm.cache`);
 - runs at most ``max_concurrency`` calls at once, also through :meth:`map`;
 - records every call (model, prompt hash, parameters, tokens, time, cache hit) for the
-  grade's provenance.
+  grade's provenance, and the messages of each distinct prompt, so a teacher can read exactly
+  what the model read (:meth:`LLMSession.prompts`, bounded in size).
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_TEMPERATURE = 0.1
+#: Bounds of what :meth:`LLMSession.prompts` keeps of a job's prompts for its page: each
+#: message's text, and all the texts together. A submission can be a million characters and
+#: a criteria grading sends it once per criterion; the text itself is stored once already.
+MAX_MESSAGE_CHARS = 20_000
+MAX_PROMPTS_CHARS = 200_000
+CUT_NOTE = "\n[... {n} characters not kept here ...]\n"
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,7 @@ class LLMSession:
         self._max_concurrency = max(1, max_concurrency)
         self._lock = threading.Lock()
         self.calls: list[CallRecord] = []
+        self._prompts: dict[str, list[dict]] = {}
 
     @property
     def is_configured(self) -> bool:
@@ -112,6 +120,8 @@ class LLMSession:
         else:
             completion = cached
         self._record(completion, prompt_hash, params, cached=cached is not None)
+        with self._lock:
+            self._prompts.setdefault(prompt_hash, messages)
         return completion
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
@@ -134,6 +144,25 @@ class LLMSession:
             "completion_tokens": sum(c.completion_tokens or 0 for c in calls if not c.cached),
             "total_tokens": sum(c.total_tokens or 0 for c in calls if not c.cached),
         }
+
+    def prompts(self) -> list[dict[str, Any]]:
+        """Each distinct prompt sent, in the order first sent: ``{"prompt_hash", "messages"}``
+        (role and content). Long texts keep their start and end (MAX_MESSAGE_CHARS); once
+        MAX_PROMPTS_CHARS are kept, later prompts keep their hash only (``messages`` empty)."""
+        with self._lock:
+            prompts = list(self._prompts.items())
+        kept, budget = [], MAX_PROMPTS_CHARS
+        for prompt_hash, messages in prompts:
+            shown = [
+                {"role": str(m.get("role", "")), "content": _shortened(str(m.get("content", "")))}
+                for m in messages
+            ]
+            size = sum(len(m["content"]) for m in shown)
+            if size > budget:
+                shown, size = [], 0
+            budget -= size
+            kept.append({"prompt_hash": prompt_hash, "messages": shown})
+        return kept
 
     def _record(self, completion: Completion, prompt_hash: str, params: dict, *, cached: bool):
         usage = completion.usage
@@ -186,6 +215,14 @@ def llm_session(
     finally:
         if client is not None:
             client.close()
+
+
+def _shortened(text: str) -> str:
+    """``text`` within MAX_MESSAGE_CHARS: its start and end, with how much was left out."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    half = MAX_MESSAGE_CHARS // 2
+    return text[:half] + CUT_NOTE.format(n=len(text) - 2 * half) + text[-half:]
 
 
 def _digest(value: Any) -> str:

@@ -16,7 +16,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy import select
 
-from app import activities, gradebook, review
+from app import activities, calibration, gradebook, review, spend
 from app.errors import EvaluaitorError, Forbidden, NotFound
 from app.extensions import db
 from app.grading import registry
@@ -32,7 +32,12 @@ NOTICES = {
     "released": _l("Released to the student and the gradebook."),
     "unchanged": _l("This grade had been released already; nothing was sent again."),
     "regrading": _l("The submission is being graded again."),
+    "regrading_all": _l("The submissions you chose are being graded again."),
+    "regrading_some": _l(
+        "The submissions you chose are being graded again, except those being graded already."
+    ),
     "reopened": _l("The student may submit once more."),
+    "example": _l("Saved: how this submission serves as a graded example."),
 }
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f"\\/:*?<>|;%]+')
 _CONTENT_TYPES = {
@@ -71,6 +76,7 @@ def teacher_page(token: str, session: LaunchSession, activity: Activity):
         llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL"))
         or _grades_without_model(activity),
         own_column=activities.has_own_column(activity.id),
+        examples=calibration.summary(activity),
     )
 
 
@@ -138,7 +144,7 @@ def override(token: str, submission_id: int):
         review.override(
             submission,
             actor_id,
-            score=_on_grader_scale(form.get("score", ""), submission),
+            score=on_grader_scale(form.get("score", ""), submission),
             feedback=form.get("feedback", ""),
             criteria=_criterion_fields(form),
         )
@@ -148,7 +154,7 @@ def override(token: str, submission_id: int):
     return _submission_action(token, submission_id, save, keep_form=True)
 
 
-def _on_grader_scale(typed: str, submission: Submission) -> str:
+def on_grader_scale(typed: str, submission: Submission) -> str:
     """The score field, typed on the activity's maximum as the pages show scores, on the
     grader's scale that :func:`app.review.override` stores. The value the page showed comes
     back as the stored one, so saving an untouched field changes nothing. Raises ReviewError
@@ -205,6 +211,18 @@ def retry_grading(token: str, submission_id: int):
     return redirect(url_for("web.activity", token=token, done="regrading"), code=303)
 
 
+@bp.post("/submissions/<int:submission_id>/example")
+def use_as_example(token: str, submission_id: int):
+    """Have the submission shown to the model as a graded example automatically, always or
+    never (app.calibration)."""
+
+    def choose(submission: Submission, actor_id: int) -> str:
+        review.use_as_example(submission, actor_id, request.form.get("use", ""))
+        return "example"
+
+    return _submission_action(token, submission_id, choose)
+
+
 @bp.post("/submissions/<int:submission_id>/reopen")
 def reopen(token: str, submission_id: int):
     def allow_one_more(submission: Submission, actor_id: int) -> str:
@@ -236,6 +254,7 @@ def stats(token: str):
         token=token,
         activity=activity,
         stats=gradebook.statistics(activity, rows, current_app.config),
+        spend_days=spend.per_day(activity.id),
     )
 
 
@@ -275,6 +294,7 @@ def _detail(
         is_latest=submission.attempt == review.latest_attempt(submission),
         pushes=pushes,
         events=review.history(submission),
+        examples_used=calibration.used_for(submission),
         strategies=[plugin.name for plugin in registry.all_plugins()],
         error=error.user_message if error else None,
         form=form,

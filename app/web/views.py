@@ -27,6 +27,7 @@ from app.lti.session import LaunchSession, load, load_with_activity
 from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
 from app.models.base import as_utc
 from app.web import appeals as appeal_pages  # noqa: F401 (the teacher's appeal routes join bp)
+from app.web import regrade as regrade_pages  # noqa: F401 (the bulk regrade's routes join bp)
 from app.web.blueprint import bp, safe_return_url
 from app.web.teacher import teacher_page
 

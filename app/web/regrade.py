@@ -1,0 +1,116 @@
+"""The bulk regrade: the teacher picks submissions on the class list (or takes all), reads
+what grading them again would take (model calls, tokens, cost: app.spend.estimate), and
+confirms; each is then regraded as one alone is (app.review.regrade), audited.
+
+The page token names one activity: only that activity's students' latest submissions can be
+chosen, and any other id answers 404 rather than being skipped quietly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flask import current_app, redirect, render_template, request, url_for
+from flask_babel import lazy_gettext as _l
+from werkzeug.datastructures import MultiDict
+
+from app import gradebook, review, spend
+from app.errors import NotFound
+from app.extensions import db
+from app.grading.registry import PluginError
+from app.grading.rubric import RubricError
+from app.lti.nrps import Roster
+from app.models import Activity, JobStatus
+from app.web.blueprint import bp, staff_session
+
+#: States a regrade starts from (app.review.regrade); others are being graded already.
+REGRADABLE = (JobStatus.COMPLETED, JobStatus.NEEDS_REVIEW, JobStatus.FAILED)
+NOTHING_CHOSEN = _l("Choose at least one submission on the class list, or regrade all.")
+NO_MODEL = _l(
+    "No language model is configured (EVALUAITOR_LLM_BASE_URL), and this strategy needs one: "
+    "grading again would only fail. Ask an administrator to set it first."
+)
+
+
+@dataclass
+class Choice:
+    """The chosen students' latest submissions: those a regrade can start, and those being
+    graded already (shown, then left alone)."""
+
+    ready: list[gradebook.StudentRow] = field(default_factory=list)
+    busy: list[gradebook.StudentRow] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What the confirmation page shows: the choice, its estimate, or why it cannot go on."""
+
+    choice: Choice
+    estimate: spend.Estimate | None = None
+    error: str | None = None
+
+    @property
+    def can_confirm(self) -> bool:
+        return self.error is None and bool(self.choice.ready)
+
+
+@bp.get("/regrade")
+def regrade_estimate(token: str):
+    session = staff_session(token)
+    activity = db.session.get(Activity, session.activity_id)
+    return _page(token, activity, _plan(activity, request.args))
+
+
+@bp.post("/regrade")
+def regrade_chosen(token: str):
+    session = staff_session(token)
+    activity = db.session.get(Activity, session.activity_id)
+    plan = _plan(activity, request.form)
+    if not plan.can_confirm:
+        return _page(token, activity, plan)[0], 400
+    submissions = [row.submission for row in plan.choice.ready]
+    started, skipped = review.regrade_many(submissions, session.user_id)
+    done = "regrading_some" if skipped or not started else "regrading_all"
+    return redirect(url_for("web.activity", token=token, done=done), code=303)
+
+
+def _plan(activity: Activity, values: MultiDict) -> Plan:
+    """The plan for the submissions ``values`` name (``scope=all``: every student's latest)."""
+    config = current_app.config
+    plan = Plan(_choose(activity, values))
+    if not plan.choice.ready and not plan.choice.busy:
+        plan.error = str(NOTHING_CHOSEN)
+        return plan
+    submissions = [row.submission for row in plan.choice.ready]
+    try:
+        plan.estimate = spend.estimate(activity, submissions, config)
+    except (PluginError, RubricError) as exc:
+        plan.error = str(exc)
+        return plan
+    if plan.estimate.calls and not config.get("EVALUAITOR_LLM_BASE_URL"):
+        plan.error = str(NO_MODEL)
+    return plan
+
+
+def _page(token: str, activity: Activity, plan: Plan) -> tuple[str, int]:
+    html = render_template("regrade.html", token=token, activity=activity, plan=plan)
+    return html, 200 if plan.error is None else 400
+
+
+def _choose(activity: Activity, values: MultiDict) -> Choice:
+    """The latest submissions named by ``submission`` values, or all with ``scope=all``.
+    Raises NotFound for any id that is not one of this activity's students' latest."""
+    rows = gradebook.student_rows(activity, Roster(()))
+    latest = {row.submission.id: row for row in rows if row.submission is not None}
+    if values.get("scope") == "all":
+        ids = list(latest)
+    else:
+        raw = values.getlist("submission")
+        ids = [int(value) for value in raw if value.isascii() and value.isdigit()]
+        if len(ids) != len(raw) or not set(ids) <= set(latest):
+            raise NotFound(_l("Only this activity's students' latest submissions can be chosen."))
+    choice = Choice()
+    for submission_id in dict.fromkeys(ids):
+        row = latest[submission_id]
+        (choice.ready if row.submission.status in REGRADABLE else choice.busy).append(row)
+    return choice
