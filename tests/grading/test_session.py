@@ -9,7 +9,7 @@ import pytest
 
 from app.llm import LLMClient, LLMNotConfiguredError, LLMSettings
 from app.llm.jsonreply import parse_json_reply
-from app.llm.session import LLMSession, ReplyCache
+from app.llm.session import MAX_MESSAGE_CHARS, MAX_PROMPTS_CHARS, LLMSession, ReplyCache
 
 MESSAGES = [{"role": "user", "content": "Grade this."}]
 
@@ -55,6 +55,33 @@ def test_calls_are_recorded_for_provenance(fake_llm, client):
     assert record["calls"][1]["json_mode"] is True and record["calls"][1]["max_tokens"] == 50
     assert len(record["calls"][0]["prompt_hash"]) == 64
     assert fake_llm.requests[0]["seed"] == 7
+
+
+def test_each_distinct_prompt_is_kept_once_in_order_and_bounded(fake_llm, client, tmp_path):
+    fake_llm.set_default("ok")
+    cache = ReplyCache(tmp_path)
+    LLMSession(client, model="m", cache=cache).complete(MESSAGES)
+    session = LLMSession(client, model="m", cache=cache)
+    session.complete(MESSAGES)  # from the cache: still the prompt the reply answered
+    session.complete(MESSAGES, temperature=0.5)  # the same prompt with other parameters
+    for letter in "abcdefghijkl":  # twelve long prompts: more than the budget holds
+        session.complete(
+            [{"role": "system", "content": "s"}, {"role": "user", "content": letter * 150_000}]
+        )
+    kept = session.prompts()
+    assert [p["prompt_hash"] for p in kept] == list(
+        dict.fromkeys(c.prompt_hash for c in session.calls)
+    )
+    assert len(kept) == 13 and kept[0]["messages"] == MESSAGES
+
+    system, user = kept[1]["messages"]
+    assert system == {"role": "system", "content": "s"}
+    assert user["content"].startswith("a" * 100) and user["content"].endswith("a" * 100)
+    assert f"{150_000 - MAX_MESSAGE_CHARS} characters not kept" in user["content"]
+    sizes = [sum(len(m["content"]) for m in p["messages"]) for p in kept]
+    assert sum(sizes) <= MAX_PROMPTS_CHARS
+    dropped = [i for i, p in enumerate(kept) if not p["messages"]]
+    assert dropped and dropped == list(range(dropped[0], len(kept)))  # the latest ones
 
 
 def test_concurrency_is_bounded(fake_llm, client):
