@@ -26,7 +26,7 @@ from flask_babel import ngettext
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
-from app import tenants
+from app import calibration, tenants
 from app.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
 from app.errors import FileTooLarge, QueueUnavailable, UploadError
 from app.evaluation import lifecycle
@@ -34,6 +34,7 @@ from app.evaluation.owners import Brief
 from app.extensions import db
 from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, check, sniff
 from app.grading.base import Assignment
+from app.grading.examples import Candidate
 from app.grading.rubric import parse_rubric
 from app.i18n import localize
 from app.jobs import queue
@@ -225,6 +226,9 @@ class LmsSide:
             comment=submission.comment,
         )
 
+    def examples(self, job: GradingJob, text: str) -> tuple[Candidate, ...]:
+        return calibration.for_grading(job.submission, text)
+
     def settle(self, job: GradingJob) -> list[ScorePush]:
         """A new result replaces the previous one entirely, a teacher's override and release
         included (a regrade's audit event keeps what was there before)."""
@@ -237,12 +241,26 @@ class LmsSide:
         grade.override_score = grade.override_feedback = grade.override_criteria = None
         grade.overridden_at = grade.overridden_by_id = grade.released_by_id = None
         graded = job.status == JobStatus.COMPLETED
-        released = graded and not is_held(submission.activity.release_policy, job.flags)
+        released = graded and not is_held(submission.activity, job)
         grade.released_at = job.finished_at if released else None
         push = passback.publish_grade(submission)
         return [push] if push else []
 
 
-def is_held(policy: str, flags: list) -> bool:
-    """Whether the activity's release policy keeps this result for a teacher to release."""
-    return policy == "hold_all" or (policy == "hold_flagged" and bool(flags))
+def is_held(activity: Activity, job: GradingJob) -> bool:
+    """Whether the activity keeps this result for a teacher to release: every result under
+    ``hold_all``, a flagged one under ``hold_flagged``, and, whatever the policy, one whose
+    confidence is below the activity's ``min_confidence`` (the one place holding is decided)."""
+    policy = activity.release_policy
+    return (
+        policy == "hold_all"
+        or (policy == "hold_flagged" and bool(job.flags))
+        or is_uncertain(activity, job.confidence)
+    )
+
+
+def is_uncertain(activity: Activity, confidence: float | None) -> bool:
+    """Whether ``confidence`` is below what the activity asks for (never, when it asks for
+    none or the result was not assessed)."""
+    wanted = activity.min_confidence
+    return wanted is not None and confidence is not None and confidence < wanted

@@ -30,6 +30,7 @@ from app.extensions import db, redis_connection
 from app.extract import ExtractionError, UnsupportedFileError, check, sniff
 from app.grading import registry
 from app.grading.base import Assignment
+from app.grading.examples import Candidate
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, parse_rubric
 from app.jobs import queue
@@ -234,6 +235,10 @@ class ApiSide:
                 model=evaluation.evaluator_id,
             ),
         )
+
+    def examples(self, job: GradingJob, text: str) -> tuple[Candidate, ...]:
+        """None: an API evaluation belongs to no activity, so no teacher graded examples."""
+        return ()
 
     def settle(self, job: GradingJob) -> list[Callback]:
         """Every final state is told to the client's callback URL, if it gave one."""

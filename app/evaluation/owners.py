@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.grading.base import Assignment
+from app.grading.examples import Candidate
 from app.models import GradingJob
 from app.models.jobs import Delivery
 
@@ -37,6 +38,11 @@ class Owner(Protocol):
 
     def brief(self, job: GradingJob) -> Brief:
         """How to grade it; may read the LMS first (its gradebook column's maximum)."""
+
+    def examples(self, job: GradingJob, text: str) -> tuple[Candidate, ...]:
+        """The teacher's graded examples this grading shows the model, chosen now (so a
+        regrade uses the ones that exist then) by likeness to ``text``; none where there
+        is no teacher (app.grading.examples)."""
 
     def settle(self, job: GradingJob) -> Sequence[Delivery]:
         """Called once the job reached a final state, in the transaction that stored it: the

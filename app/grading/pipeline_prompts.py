@@ -2,7 +2,8 @@
 built from its parts and trimmed to fit the model's context.
 
 A prompt is kept as its parts (:class:`_Prompt`) rather than as text so that :func:`_fit` can
-drop reference passages (lowest rank first), then cut the earlier step's notes, the student's
+drop the teacher's graded examples (least similar first), then reference passages (lowest
+rank first), then cut the earlier step's notes, the student's
 upload comment, then the submission, never the task, and render it again. Sizes are
 estimated, not counted (:data:`CHARS_PER_TOKEN`).
 """
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.grading.base import GradingInput
 from app.grading.errors import PluginError
+from app.grading.examples import Example
+from app.grading.prompts import examples_block
 from app.grading.retrieval import ScoredPassage
 
 if TYPE_CHECKING:
@@ -90,7 +93,8 @@ class _Prompt:
 
     ``passages`` is None for a step that shows no reference; ``notes`` is the earlier
     step's reply (or its placeholder) under ``notes_title``; ``comment`` is the student's
-    upload comment, the seed's ``additional_comments``, shown to the final step only.
+    upload comment, the seed's ``additional_comments``, and ``examples`` the teacher's graded
+    examples (scores on ``maximum``), both shown to the final step only.
     """
 
     system: str
@@ -101,11 +105,15 @@ class _Prompt:
     notes_title: str = ""
     notes: str = ""
     comment: str = ""
+    examples: tuple[Example, ...] = ()
+    maximum: float = 0
 
     def messages(self, marker: str) -> list[dict[str, str]]:
         blocks = [self.task]
         if self.passages is not None:
             blocks.append(_reference_block(self.passages, self.no_passages, marker))
+        if self.examples:
+            blocks.append(examples_block(self.examples, marker, self.maximum))
         if self.notes_title:
             blocks.append(_block(self.notes_title, "NOTES", self.notes, marker))
         if self.comment:
@@ -150,13 +158,13 @@ def _fit(prompt: _Prompt, marker: str, params: PipelineParams) -> tuple[_Prompt,
     what was trimmed. Raises PluginError when even the untrimmable task does not fit."""
     limit = params.context_tokens - params.reserved_tokens
     trimmed: dict[str, Any] = {}
-    if prompt.passages:
-        kept = list(prompt.passages)
-        while kept and _prompt_tokens(replace(prompt, passages=tuple(kept)), marker) > limit:
-            kept.pop()
-        if len(kept) < len(prompt.passages):
-            trimmed["passages_dropped"] = [p.rank for p in prompt.passages[len(kept) :]]
-            prompt = replace(prompt, passages=tuple(kept), no_passages=NO_ROOM)
+    prompt, dropped = _drop_last(prompt, "examples", marker, limit)
+    if dropped:
+        trimmed["examples_dropped"] = len(dropped)
+    prompt, dropped = _drop_last(prompt, "passages", marker, limit)
+    if dropped:
+        trimmed["passages_dropped"] = [p.rank for p in dropped]
+        prompt = replace(prompt, no_passages=NO_ROOM)
     for part in ("notes", "comment", "submission"):
         excess = _prompt_tokens(prompt, marker) - limit
         text = getattr(prompt, part)
@@ -172,6 +180,16 @@ def _fit(prompt: _Prompt, marker: str, params: PipelineParams) -> tuple[_Prompt,
             f"context_tokens ({params.context_tokens}). Raise context_tokens or shorten them."
         )
     return prompt, trimmed
+
+
+def _drop_last(prompt: _Prompt, part: str, marker: str, limit: int) -> tuple[_Prompt, tuple]:
+    """``prompt`` with the last items of the list ``part`` left out until it fits ``limit``
+    (or none is left), and the items left out."""
+    items = getattr(prompt, part) or ()
+    kept = len(items)
+    while kept and _prompt_tokens(replace(prompt, **{part: items[:kept]}), marker) > limit:
+        kept -= 1
+    return replace(prompt, **{part: items[:kept]}) if kept < len(items) else prompt, items[kept:]
 
 
 def _task_text(job: GradingInput) -> str:

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    Select,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    select,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -42,6 +54,20 @@ class Submission(ShowsJob, Timestamped, db.Model):
     )
     grade: Mapped[Grade | None] = relationship(
         back_populates="submission", uselist=False, cascade="all, delete-orphan"
+    )
+
+
+def latest_only(query: Select, activity_id: int) -> Select:
+    """``query`` (over submissions) kept to each student's latest attempt at the activity,
+    the one that counts."""
+    newest = (
+        select(Submission.user_id, func.max(Submission.attempt).label("attempt"))
+        .where(Submission.activity_id == activity_id)
+        .group_by(Submission.user_id)
+        .subquery()
+    )
+    return query.join(
+        newest, (Submission.user_id == newest.c.user_id) & (Submission.attempt == newest.c.attempt)
     )
 
 

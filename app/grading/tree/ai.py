@@ -21,6 +21,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
+from app.grading.examples import Example
+from app.grading.prompts import examples_block
 from app.grading.scores import off_scale, read_number
 from app.grading.tree.model import CheckContext, Leaf, LeafResult, LeafTest, register_test_kind
 from app.llm.errors import LLMError, LLMNotConfiguredError
@@ -101,6 +103,8 @@ class _Request:
     instructions: str
     model: str | None
     temperature: float
+    examples: tuple[Example, ...] = ()
+    maximum: float = 100
 
     def messages(self, llm: LLMSession, questions: list[_Question], task: str) -> list[dict]:
         marker = llm.marker("\n".join(text for _, text in self.documents.values()))
@@ -116,10 +120,13 @@ class _Request:
             f"<<<END DOCUMENT {label} {marker}>>>"
             for label in labels
         )
-        user = (
-            f"Assignment instructions:\n{self.instructions or '(no instructions were given)'}"
-            f"\n\nQuestions:\n{asked}\n\n{documents}"
+        blocks = (
+            f"Assignment instructions:\n{self.instructions or '(no instructions were given)'}",
+            f"Questions:\n{asked}",
+            examples_block(self.examples, marker, self.maximum),
+            documents,
         )
+        user = "\n\n".join(block for block in blocks if block)
         system = SYSTEM_PROMPT.format(marker=marker, task=task)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -163,7 +170,10 @@ def answer(
     if not questions:
         return answers
 
-    request = _Request(documents, ctx.job.instructions.strip(), ctx.job.model, temperature)
+    job = ctx.job
+    request = _Request(
+        documents, job.instructions.strip(), job.model, temperature, job.examples, job.max_score
+    )
     try:
         reply = request.ask(llm, questions, BATCH_TASK)
     except LLMError as exc:
