@@ -66,6 +66,7 @@ SETTINGS = (
     "appeal_limit",
     "appeal_days",
     "example_count",
+    "min_confidence",
 )
 
 #: The audit action of :func:`record_own_column`.
@@ -114,6 +115,7 @@ def configure(
     appeal_limit: int | str | None = None,
     appeal_days: int | str | None = None,
     example_count: int | str | None = None,
+    min_confidence: float | str | None = None,
     site_max_upload_mb: float | None = None,
     actor_id: int | None = None,
     initial: bool = False,
@@ -235,6 +237,16 @@ def configure(
         clearable=False,
         inclusive=True,
     )
+    if min_confidence is not None:
+        try:
+            changes["min_confidence"] = confidence_threshold(min_confidence)
+        except ValueError:
+            errors["min_confidence"] = _l(
+                "Enter a confidence from 0 to 1 (such as %(share)s) or a percentage (such as "
+                "%(percent)s), or leave it empty.",
+                share="0.7",
+                percent="70%",
+            )
     if accepted_kinds is not None:
         known = {kind.value for kind in Kind}
         unknown = [kind for kind in accepted_kinds if kind not in known]
@@ -360,6 +372,22 @@ def rubric_to_text(rubric: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(rubric, indent=2, ensure_ascii=False) + "\n"
     return yaml.safe_dump(rubric, sort_keys=False, allow_unicode=True)
+
+
+def confidence_threshold(raw: float | str) -> float | None:
+    """The ``min_confidence`` a teacher typed, as a share 0..1: "0.7", "70%" and "70" are all
+    0.7 (a number above 1 can only be a percentage); empty text is None (hold none for it).
+    Raises ValueError for anything else, or for a value outside 0..1 (0..100%)."""
+    text = str(raw).strip().replace(",", ".")
+    if not text:
+        return None
+    percent = text.endswith("%")
+    value = float(text.removesuffix("%").strip())  # ValueError for text that is no number
+    if percent or value > 1:
+        value /= 100
+    if not 0 <= value <= 1:  # also refuses nan
+        raise ValueError(f"confidence {raw!r} is outside 0..1")
+    return value
 
 
 def _number(

@@ -120,6 +120,7 @@ def _result_body(evaluation: Evaluation) -> ResultBody:
         criteria=job.criteria or [],
         flags=job.flags or [],
         provenance=provenance,
+        confidence=job.confidence,
     )
 
 

@@ -202,6 +202,10 @@ class ResultBody(Strict):
     )
     flags: list[dict[str, Any]]
     provenance: dict[str, Any]
+    confidence: float | None = Field(
+        description="How far the result can be trusted, 0..1; its reasons are in "
+        "provenance.confidence. Null for results stored before it was assessed."
+    )
 
 
 class ResultOut(Strict):

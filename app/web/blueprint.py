@@ -23,6 +23,7 @@ for _global in (
     labels.field_label,
     labels.kind_label,
     gradebook.on_maximum,
+    gradebook.is_low_confidence,
 ):
     bp.add_app_template_global(_global)
 

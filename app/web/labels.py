@@ -95,6 +95,7 @@ ACTIVITY_FIELDS: dict[str, Any] = {
     "max_upload_mb": _l("Largest file (MB)"),
     "max_attempts": _l("Maximum attempts per student"),
     "example_count": _l("Graded examples shown to the model"),
+    "min_confidence": _l("Hold grades whose confidence is below"),
     "appeal_limit": _l("Regrade requests per submission"),
     "appeal_days": _l("Days to ask for a regrade"),
 }

@@ -237,6 +237,7 @@ def _save(
             max_upload_mb=values["max_upload_mb"],
             max_attempts=values["max_attempts"],
             example_count=form.get("example_count"),  # absent (older forms): unchanged
+            min_confidence=form.get("min_confidence"),  # absent: unchanged; empty: none
             appeal_limit=form.get("appeal_limit"),
             appeal_days=form.get("appeal_days"),
             release_policy=values["release_policy"],
@@ -317,6 +318,7 @@ def _stored_values(activity: Activity) -> dict[str, Any]:
         "max_upload_mb": f"{activity.max_upload_mb:g}" if activity.max_upload_mb else "",
         "max_attempts": str(activity.max_attempts or ""),
         "example_count": str(activity.example_count),
+        "min_confidence": _percent(activity.min_confidence),
         "appeal_limit": str(activity.appeal_limit),
         "appeal_days": str(activity.appeal_days or ""),
         "release_policy": activity.release_policy,
@@ -337,11 +339,17 @@ def _typed_values(form: Any) -> dict[str, Any]:
         "max_upload_mb": form.get("max_upload_mb", ""),
         "max_attempts": form.get("max_attempts", ""),
         "example_count": form.get("example_count", ""),
+        "min_confidence": form.get("min_confidence", ""),
         "appeal_limit": form.get("appeal_limit", ""),
         "appeal_days": form.get("appeal_days", ""),
         "release_policy": form.get("release_policy", ""),
         "reference_chars": None,
     }
+
+
+def _percent(share: float | None) -> str:
+    """A stored share 0..1 as the form shows it ("70%"); empty for None."""
+    return "" if share is None else f"{100 * share:g}%"
 
 
 def _site_limit_bytes() -> int:

@@ -99,6 +99,16 @@ def test_without_a_model_a_deterministic_tree_still_completes(tenant):
     assert "mentions chlorophyll" in str(names)
 
 
+def test_a_result_carries_its_confidence_and_reasons(tenant, llm):
+    llm.reply("Clear.\n\nFinal score: 8/10")
+    code = submit(tenant.client).json()["job_code"]
+    run_jobs()
+    body = tenant.client.get(f"/evaluations/{code}/result").json()["result"]
+    assert body["confidence"] == body["provenance"]["confidence"]["value"] == 0.8
+    (reason,) = body["provenance"]["confidence"]["reasons"]
+    assert reason["code"] == "example"  # an API evaluation has no teacher's examples
+
+
 def test_a_pdf_without_text_fails_in_the_worker_with_a_readable_message(tenant):
     scan = (DATA / "pdf/imagemagick-images.pdf").read_bytes()  # opens: accepted at submission
     code = submit(tenant.client, "essay.pdf", scan).json()["job_code"]
