@@ -142,13 +142,12 @@ def ask(submission: Submission, user_id: int, reason: str) -> Appeal:
     Raises AppealRefused when the activity's rules do not allow it now, AppealError for a
     missing or too long reason. The caller makes sure the submission is the student's.
     """
-    text = clean_text(reason).strip()
-    if not text:
-        raise AppealError(_("Please say why you think your grade should be looked at again."))
-    if len(text) > MAX_REASON_CHARS:
-        raise AppealError(
-            _("Your reason is too long (at most %(n)s characters).", n=MAX_REASON_CHARS)
-        )
+    text = _required_text(
+        reason,
+        MAX_REASON_CHARS,
+        _("Please say why you think your grade should be looked at again."),
+        _("Your reason is too long (at most %(n)s characters).", n=MAX_REASON_CHARS),
+    )
     refusal = _refusal(submission, submission_appeals(submission), datetime.now(UTC))
     if refusal is not None:
         raise AppealRefused(refusal)
@@ -189,13 +188,12 @@ def answer(
     """
     if appeal.status != AppealStatus.OPEN:
         raise AppealError(_("This request was answered or withdrawn already."))
-    words = clean_text(text).strip()
-    if not words:
-        raise AppealError(_("Write an answer for the student."))
-    if len(words) > MAX_ANSWER_CHARS:
-        raise AppealError(
-            _("The answer is too long (at most %(n)s characters).", n=MAX_ANSWER_CHARS)
-        )
+    words = _required_text(
+        text,
+        MAX_ANSWER_CHARS,
+        _("Write an answer for the student."),
+        _("The answer is too long (at most %(n)s characters).", n=MAX_ANSWER_CHARS),
+    )
     submission = appeal.submission
     before = review.snapshot(submission.grade)
 
@@ -256,6 +254,17 @@ def _refusal(submission: Submission, found: list[Appeal], now: datetime) -> str 
             when=closes_at.strftime("%Y-%m-%d %H:%M"),
         )
     return None
+
+
+def _required_text(raw: str, limit: int, missing: str, too_long: str) -> str:
+    """A reason or an answer as stored: without hidden characters or outer blanks, never
+    empty nor over ``limit`` characters (AppealError with ``missing`` or ``too_long``)."""
+    text = clean_text(raw).strip()
+    if not text:
+        raise AppealError(missing)
+    if len(text) > limit:
+        raise AppealError(too_long)
+    return text
 
 
 def _closes_at(submission: Submission) -> datetime | None:
