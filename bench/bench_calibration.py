@@ -28,11 +28,12 @@ import argparse
 import csv
 import json
 import lzma
+import os
 import random
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path
 from statistics import mean, pstdev
@@ -40,7 +41,12 @@ from statistics import mean, pstdev
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.agreement import Agreement, Pair, agreement  # noqa: E402
-from app.grading.examples import most_similar  # noqa: E402
+from app.extract.kinds import Kind  # noqa: E402
+from app.grading import runner  # noqa: E402
+from app.grading.consensus import half_up  # noqa: E402
+from app.grading.examples import Candidate, most_similar  # noqa: E402
+from app.llm import LLMError, client_from_config  # noqa: E402
+from app.llm.session import LLMSession  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "menagerie"
 #: Menagerie's letter grades, lowest first: a grade's points are its index here.
@@ -48,6 +54,23 @@ GRADES = ("F", "D-", "D", "D+", "C-", "C", "C+", "B-", "B", "B+", "A-", "A", "A+
 MAXIMUM = len(GRADES) - 1
 SKILLS = ("Correctness", "Code Elegance", "Readability", "Documentation")
 KS = (2, 4, 6)
+HEADER = f"{'':<26}{'n':>5} {'QWK':>5} {'exact':>5} {'±1':>5} {'MAD':>5}   QWK vs mean"
+#: The assignment as the model is told it (after Menagerie's README).
+TASK = """\
+Extend the "foxes and rabbits" predator/prey simulator (Objects First with Java) in small
+groups. Base tasks: at least five species, at least two predators and two prey; at least two
+predators compete for the same food; some species have sexes and breed only when a male and a
+female are in neighbouring cells; the simulation keeps the time of day and some species behave
+differently at some times. Then one or more challenge tasks, e.g. plants that grow and are
+eaten, changing weather that affects the simulation, or disease that spreads. The submission
+is the students' own and changed classes; the template's unchanged classes are left out."""
+#: What each skill covers, as the graders were told (Menagerie's README).
+SKILL_GUIDE = {
+    "Correctness": "how well the submission meets the assignment's requirements",
+    "Code Elegance": "maintainable code, including the right use of methods and classes",
+    "Readability": "readable source: meaningful names, whitespace separating blocks",
+    "Documentation": "comments that are well written and organised and explain the code",
+}
 
 #: ``(query, candidates, k) -> [(index, similarity)]``, most similar first.
 Ranker = Callable[[str, Sequence[str], int], list[tuple[int, float]]]
@@ -153,6 +176,82 @@ def random_choice(
     return [generator.sample(list(candidates), k) for candidates in ranked]
 
 
+def instructions(skill: str) -> str:
+    """The activity's instructions for grading one skill on Menagerie's letter scale."""
+    scale = ", ".join(f"{points} = {letter}" for points, letter in enumerate(GRADES))
+    return (
+        f"{TASK}\n\nGrade only {skill}: {SKILL_GUIDE[skill]}. The score is a letter grade "
+        f"as points: {scale}."
+    )
+
+
+def model_job(
+    data: Dataset, item: str, skill: str, picked: Sequence[tuple[int, float]]
+) -> runner.Job:
+    """The grading job of ``item`` on ``skill`` with ``picked`` (indexes into
+    ``data.items``) as its examples, each with its graders' mean and comments, as the app
+    hands the runner a teacher's graded submissions (the mean to a whole grade, as a teacher
+    gives one letter)."""
+    items = data.items
+    examples = tuple(
+        Candidate(
+            text=data.texts[items[j]],
+            score=half_up(data.consensus(items[j], skill)),
+            scale=MAXIMUM,
+            feedback="\n".join(f"- {g.comment}" for g in data.grades[items[j], skill] if g.comment),
+            submission_id=j,
+            kind=Kind.CODE,
+            similarity=likeness,
+        )
+        for j, likeness in picked
+    )
+    job = runner.Job.for_text(
+        "rubric_eval",
+        data.texts[item],
+        "Submission.java",
+        Kind.CODE,
+        instructions=instructions(skill),
+        max_score=MAXIMUM,
+    )
+    return replace(job, examples=examples)
+
+
+def model_part(
+    data: Dataset, ranked: Sequence[Sequence[tuple[int, float]]], count: int, seed: int
+) -> None:
+    """The model's agreement with one grader on ``count`` sampled submissions per skill,
+    with 0, 2, 4, 6 of the most similar examples, graded by the app's runner (rubric_eval)."""
+    client = client_from_config(os.environ)
+    if client is None:
+        print("Model part skipped: EVALUAITOR_LLM_BASE_URL is not set, so there is no model")
+        print("to ask (set it, and EVALUAITOR_LLM_MODEL, to measure 0, 2, 4, 6 examples).")
+        return
+    items = data.items
+    sample = sorted(random.Random(seed).sample(range(len(items)), count))
+    with client:
+        model = client.settings.model
+        print(f"## Model {model} at {client.settings.base_url}: {count} submissions per skill")
+        for skill in SKILLS:
+            print(f"### {skill}\n{HEADER}")
+            for shots in (0, *KS):
+                pairs, unread = [], 0
+                for i in sample:
+                    session = LLMSession(client, model=model)
+                    job = model_job(data, items[i], skill, ranked[i][:shots])
+                    try:
+                        result = runner.grade(job, session, lambda *_: None)
+                    except LLMError as exc:
+                        print(f"  {items[i]}: {exc}")
+                        result = None
+                    if result is None or result.normalized is None:
+                        unread += 1
+                        continue
+                    score = result.normalized * MAXIMUM
+                    pairs.extend((score, g.points) for g in data.grades[items[i], skill])
+                line = row(f"{shots} examples", agreement(pairs, MAXIMUM))
+                print(f"{line}   no score: {unread}")
+
+
 def row(label: str, one: Agreement, consensus: Agreement | None = None) -> str:
     """One table line: agreement with one grader, then QWK with the consensus."""
     cells = [one.qwk, one.exact, one.within_one, one.mad]
@@ -178,6 +277,7 @@ def random_row(label: str, runs: list[tuple[Agreement, Agreement]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=200, help="draws of the random choice")
+    parser.add_argument("--model-items", type=int, default=12, help="submissions the model grades")
     args = parser.parse_args()
     data = load()
     items = data.items
@@ -185,10 +285,9 @@ def main() -> None:
     print(f"Menagerie: {len(items)} submissions, grades F..A++ as 0..{MAXIMUM}")
     print("prediction: examples' consensus grades weighted by likeness, rounded half up")
     print(f"random: mean±sd over {args.seeds} seeded draws\n")
-    header = f"{'':<26}{'n':>5} {'QWK':>5} {'exact':>5} {'±1':>5} {'MAD':>5}   QWK vs mean"
     for skill in SKILLS:
         print(f"## {skill} (against one grader; last column: against the graders' mean)")
-        print(header)
+        print(HEADER)
         for k in (1, *KS):
             one, consensus = prediction_pairs(data, skill, [r[:k] for r in ranked])
             label = "nearest example" if k == 1 else f"{k} most similar"
@@ -203,6 +302,7 @@ def main() -> None:
         pairs, against_rest = human_pairs(data, skill)
         print(row("human vs human", agreement(pairs, MAXIMUM), agreement(against_rest, MAXIMUM)))
         print()
+    model_part(data, ranked, args.model_items, seed=15)
 
 
 if __name__ == "__main__":
