@@ -16,8 +16,9 @@ others on (activities set up while they were on by default keep them, see migrat
 
 Every prompt must fit ``context_tokens``: its estimated size plus ``reserved_tokens`` is
 checked before the call. When it is over, the graded examples go first (least similar
-first), then the reference passages (lowest rank first), then the earlier step's notes are cut, then the submission, never the task. What was
-cut, the intermediate replies and the passages used are all kept in the provenance.
+first), then the reference passages (lowest rank first), then the earlier step's notes are
+cut, then the submission, never the task. What was cut, the intermediate replies and the
+passages used are all kept in the provenance.
 
 The score is read from the JSON, else from the reply's text
 (:func:`app.grading.scores.read_score`), its criteria and feedback by
