@@ -318,6 +318,11 @@ def activity_list() -> None:
 @click.option("--kinds", default=None, help="Accepted file kinds, e.g. pdf,docx ('' for all).")
 @click.option("--max-upload-mb", default=None, help="Upload limit ('' for the site's).")
 @click.option("--max-attempts", default=None, help="Attempts per student ('' for unlimited).")
+@click.option(
+    "--min-confidence",
+    default=None,
+    help="Hold grades whose confidence is below this, 0-1 or a percentage ('' for none).",
+)
 @with_appcontext
 def activity_configure(
     activity_id: int,
@@ -333,6 +338,7 @@ def activity_configure(
     kinds: str | None,
     max_upload_mb: str | None,
     max_attempts: str | None,
+    min_confidence: str | None,
 ) -> None:
     """Validate and store an activity's grading settings."""
     from app.activities import configure
@@ -358,6 +364,7 @@ def activity_configure(
             accepted_kinds=None if kinds is None else re.findall(r"[^,\s]+", kinds),
             max_upload_mb=max_upload_mb,
             max_attempts=max_attempts,
+            min_confidence=min_confidence,
         )
     except json.JSONDecodeError as exc:
         raise click.UsageError(f"--params is not valid JSON: {exc}") from exc

@@ -99,3 +99,24 @@ def test_the_settings_form_stores_shows_and_audits_the_threshold(browser, platfo
     browser.post(page + "settings", data=valid_form(min_confidence=""))  # cleared
     db.session.expire_all()
     assert db.session.query(Activity).one().min_confidence is None
+
+
+def test_the_cli_takes_the_threshold_with_the_same_rules(app, browser, platform, live_tool):
+    from click.testing import CliRunner
+    from flask.cli import ScriptInfo
+
+    from app.cli import cli
+
+    teacher(browser, platform, live_tool)
+    activity_id = str(db.session.query(Activity).one().id)
+
+    def invoke(value: str):
+        info = ScriptInfo(create_app=lambda: app)
+        args = ["activity", "configure", activity_id, "--min-confidence", value]
+        return CliRunner().invoke(cli, args, obj=info)
+
+    refused = invoke("lots")
+    assert refused.exit_code == 1 and "min_confidence: Enter a confidence" in refused.output
+    assert invoke("75%").exit_code == 0
+    db.session.expire_all()
+    assert db.session.query(Activity).one().min_confidence == pytest.approx(0.75)
