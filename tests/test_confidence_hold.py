@@ -120,3 +120,19 @@ def test_the_cli_takes_the_threshold_with_the_same_rules(app, browser, platform,
     assert invoke("75%").exit_code == 0
     db.session.expire_all()
     assert db.session.query(Activity).one().min_confidence == pytest.approx(0.75)
+
+
+def test_a_teacher_graded_example_raises_the_next_grade_s_confidence(
+    browser, platform, llm, live_tool
+):
+    from tests.test_review import act, latest
+
+    staff = teacher(browser, platform, live_tool)
+    graded(browser, platform, llm, live_tool, user="2")
+    act(browser, staff, latest("2"), "override", score="7")  # now an example
+    _, submission = graded(browser, platform, llm, live_tool, user="4")
+    (example,) = submission.job.provenance["examples"]
+    similarity = example["similarity"]
+    assert 0 < similarity <= 1  # the two essays differ only in the student's line
+    assert submission.job.confidence == pytest.approx(round(1 - 0.2 * (1 - similarity), 2))
+    assert submission.job.confidence > EXPECTED
