@@ -115,7 +115,8 @@ class Run(Service):
             EVALUAITOR_PRACTICE="1",
             EVALUAITOR_PRACTICE_PORT=str(self.practice_port),
             EVALUAITOR_ADMIN_TOKEN=ADMIN_TOKEN,
-            **settings,
+            # Whatever this machine runs on the usual model ports is not the test's business.
+            **({"EVALUAITOR_LLM_PROBE_PORTS": "off"} | settings),
         )
         super().__init__(["run", "--port", str(self.port)], env)
 
