@@ -14,7 +14,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app import admin, api, errors, i18n, redaction
 from app import config as settings
 from app.extensions import db, init_db, init_redis, migrate
-from app.text import clean_name, clean_text
+from app.text import clean_name, clean_text, reveal_hidden
 from app.uploads import UploadRequest
 
 __version__ = "0.1.0"
@@ -51,6 +51,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     # are shown through these filters.
     app.jinja_env.filters["clean_name"] = clean_name
     app.jinja_env.filters["clean_text"] = clean_text
+    app.jinja_env.filters["reveal_hidden"] = reveal_hidden
 
     from app.lti.views import bp as lti_bp
     from app.web.setup import bp as setup_bp

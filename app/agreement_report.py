@@ -2,9 +2,8 @@
 per rubric criterion, per model, over time, with the confusion table. The numbers are
 app.agreement's; this module only chooses the pairs.
 
-A pair is a submission the teacher graded: they saved the grading form (``overridden_at``),
-so the teacher's score is their override, or the AI's score they kept (typing the AI's own
-score stores no override, and leaving it out would count only disagreements). A grade the
+A pair is a submission the teacher graded (``Grade.is_teacher_graded``: they saved the
+grading form), so the teacher's score is their override, or the AI's score they kept. A grade the
 AI could not score (``needs_review`` without a score) that the teacher settled has no AI side:
 it is counted apart (:attr:`Report.settled`), never as a pair. Scores are compared on the
 activity's maximum (as the gradebook holds them); criteria on their own maximum, matched by
@@ -30,6 +29,8 @@ from app.models.base import as_utc
 #: Larger maxima are shown in this many bands in the confusion plot (101 × 101 cells of a
 #: score out of 100 would be unreadable).
 CONFUSION_CELLS = 10
+#: Confidence bands (lowest value, label), highest first; labels are percentages.
+CONFIDENCE_BANDS = ((0.8, "80–100%"), (0.5, "50–79%"), (0.0, "0–49%"))
 #: Beyond this many weeks between the first and the last grading, the trend is by month.
 MOST_WEEKS = 16
 
@@ -66,6 +67,9 @@ class Report:
     criteria: list[Group]
     #: Only when more than one model graded the pairs.
     models: list[Group]
+    #: By the AI's confidence (app.grading.confidence), low to high: whether the grades it
+    #: doubts are the ones a teacher changes, so an activity's min_confidence can be chosen.
+    confidence: list[Group]
     #: ``week`` or ``month``, and the agreement in each, oldest first.
     period: str
     trend: list[Group]
@@ -80,6 +84,7 @@ class _Graded:
     at: datetime
     models: dict[str, float]
     criteria: list[tuple[str, float, float, float]]  # name, maximum, AI, teacher
+    confidence: float | None
 
 
 def report(activity: Activity, maximum: float) -> Report:
@@ -94,6 +99,7 @@ def report(activity: Activity, maximum: float) -> Report:
         confusion=_confusion(pairs, maximum) if pairs else None,
         criteria=_by_criterion(graded),
         models=models if len(models) > 1 else [],
+        confidence=_by_confidence(graded, maximum),
         period=period,
         trend=trend,
         settled=settled,
@@ -105,7 +111,7 @@ def _graded(activity: Activity, maximum: float) -> tuple[list[_Graded], int]:
         select(Grade, GradingJob)
         .join(Submission, Grade.submission_id == Submission.id)
         .join(GradingJob, GradingJob.submission_id == Submission.id)
-        .where(Submission.activity_id == activity.id, Grade.overridden_at.is_not(None))
+        .where(Submission.activity_id == activity.id, Grade.is_teacher_graded)
         .order_by(Grade.overridden_at)
     ).all()
     graded, settled = [], 0
@@ -127,6 +133,7 @@ def _graded(activity: Activity, maximum: float) -> tuple[list[_Graded], int]:
                 at=as_utc(grade.overridden_at),
                 models={m: scaled(s) for m, s in _model_scores(job).items()},
                 criteria=list(_criterion_pairs(job.criteria, grade.effective_criteria)),
+                confidence=job.confidence,
             )
         )
     return graded, settled
@@ -171,6 +178,20 @@ def _by_model(graded: list[_Graded], maximum: float) -> list[Group]:
         for model, score in g.models.items():
             pairs[model].append((score, g.teacher))
     return [Group(model, agreement(found, maximum)) for model, found in sorted(pairs.items())]
+
+
+def _by_confidence(graded: list[_Graded], maximum: float) -> list[Group]:
+    """Agreement in each band of :data:`CONFIDENCE_BANDS` that has grades, lowest first."""
+    pairs: dict[str, list[Pair]] = defaultdict(list)
+    for g in graded:
+        if g.confidence is not None:
+            label = next(name for floor, name in CONFIDENCE_BANDS if g.confidence >= floor)
+            pairs[label].append((g.ai, g.teacher))
+    return [
+        Group(name, agreement(pairs[name], maximum))
+        for _, name in reversed(CONFIDENCE_BANDS)
+        if name in pairs
+    ]
 
 
 def _trend(graded: list[_Graded], maximum: float) -> tuple[str, list[Group]]:

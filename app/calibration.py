@@ -7,8 +7,9 @@ counts; a student's earlier attempts would crowd the few places with near copies
 the work being graded nor any other of that student's, its text is known, its grade is
 settled (graded, or waiting for review) and either
 
-- a teacher scored it (``Grade.override_score``: an override, or the score that settled a
-  review), and they did not exclude it (``Grade.example == "excluded"``); or
+- a teacher graded it (``Grade.is_teacher_graded``: an override, the AI's score they kept,
+  or the score that settled a review), and they did not exclude it
+  (``Grade.example == "excluded"``); or
 - a teacher pinned it (``"pinned"``), with or without their own score: pinning vouches for
   the grade as it stands.
 
@@ -77,7 +78,7 @@ def candidates(submission: Submission) -> list[Candidate]:
             GradingJob.extracted_text.is_not(None),
             GradingJob.scale.is_not(None),
             or_(
-                and_(Grade.override_score.is_not(None), Grade.example != "excluded"),
+                and_(Grade.is_teacher_graded, Grade.example != "excluded"),
                 and_(pinned, GradingJob.score.is_not(None)),
             ),
         )
@@ -89,13 +90,10 @@ def candidates(submission: Submission) -> list[Candidate]:
 
 
 def _candidate(submission: Submission) -> Candidate:
-    """A submission as an example: the teacher's score, comments and per-criterion scores;
-    where the score is still the AI's (pinned as it stands), the AI's comments and criteria,
-    which the teacher vouched for with it."""
+    """A submission as an example: its grade as the teacher saved or pinned it (score,
+    comments, per-criterion scores; where they kept the AI's, the AI's, which they vouched
+    for)."""
     grade = submission.grade
-    as_it_stands = grade.override_score is None
-    feedback = grade.effective_feedback if as_it_stands else grade.override_feedback
-    criteria = grade.effective_criteria if as_it_stands else grade.override_criteria
     return Candidate(
         submission_id=submission.id,
         kind=submission.kind,
@@ -104,8 +102,8 @@ def _candidate(submission: Submission) -> Candidate:
         text=submission.extracted_text or "",
         score=grade.effective_score,
         scale=grade.scale,
-        feedback=feedback or "",
-        criteria=tuple(_criteria(criteria or [])),
+        feedback=grade.effective_feedback or "",
+        criteria=tuple(_criteria(grade.effective_criteria or [])),
     )
 
 
@@ -124,7 +122,7 @@ def summary(activity: Activity) -> Summary:
     excluded = Grade.example == "excluded"
     query = latest_only(
         select(
-            func.count().filter(Grade.override_score.is_not(None) & ~excluded),
+            func.count().filter(Grade.is_teacher_graded & ~excluded),
             func.count().filter(pinned),
             func.count().filter(excluded),
         ).select_from(Submission),

@@ -69,6 +69,21 @@ def clean_text(value: str | None) -> str:
     return unicodedata.normalize("NFC", "".join(kept))
 
 
+def reveal_hidden(value: str | None) -> str:
+    """A text shown as evidence of exactly what was sent or received (a prompt, a model's
+    reply): every character the rule above would remove is written out as a visible
+    ``[U+202E]`` instead, so nothing is hidden and nothing is silently dropped."""
+    if not value:
+        return ""
+    return "".join(
+        f"[U+{ord(char):04X}]"
+        if unicodedata.category(char) in _REMOVED
+        or (unicodedata.category(char) == "Cc" and char not in "\n\r\t")
+        else char
+        for char in value
+    )
+
+
 def clean_filename(raw: str | None, limit: int = NAME_MAX_CHARS) -> str:
     """An uploaded file's name as stored and shown: no folders (from either kind of slash),
     cleaned like a name, and cut in its stem so the extension survives; "" if nothing is left.

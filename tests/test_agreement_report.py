@@ -31,6 +31,7 @@ def add_graded(
     criteria: tuple[float, float] | None = None,
     teacher_criteria: tuple[float, float] | None = None,
     provenance: dict | None = None,
+    confidence: float | None = None,
 ) -> Submission:
     """A graded submission as the worker and app.review store it: the teacher's score is an
     override only where it differs from the AI's; ``at`` None: the teacher never graded it."""
@@ -51,6 +52,7 @@ def add_graded(
         scale=scale,
         criteria=ai_criteria,
         provenance=provenance or {"models": list(models)},
+        confidence=confidence,
     )
     overridden = None
     if teacher_criteria is not None:
@@ -148,6 +150,21 @@ def test_an_ensemble_is_compared_grader_by_grader(staff):
         "e": agreement.agreement([(6, 7), (6, 8)], 10),
         "g": agreement.agreement([(8, 7), (8, 8)], 10),
     }
+
+
+def test_agreement_by_the_ais_confidence_band_lowest_first(staff, browser):
+    activity = only_activity()
+    add_graded(activity, "1", 8, 8, confidence=0.9)
+    add_graded(activity, "2", 7, 7, confidence=0.8)
+    add_graded(activity, "3", 3, 8, confidence=0.4)
+    add_graded(activity, "4", 6, 6)  # graded before confidence was kept: in no band
+    found = report(activity, 10)
+    assert [(g.label, g.agreement) for g in found.confidence] == [
+        ("0–49%", agreement.agreement([(3, 8)], 10)),
+        ("80–100%", agreement.agreement([(8, 8), (7, 7)], 10)),
+    ]
+    page = browser.get(staff + "stats").text
+    assert "Agreement by the AI's confidence in its grade" in page and "0–49%" in page
 
 
 def test_one_model_shows_no_per_model_table_and_a_long_span_goes_by_month(staff):

@@ -169,6 +169,26 @@ def test_a_regrade_uses_the_examples_that_exist_then(browser, platform, class_ll
     assert "Too short." in prompts(class_llm)[-1]
 
 
+def test_a_grade_the_teacher_kept_as_it_was_is_an_example_and_a_new_result_unmakes_it(
+    browser, platform, class_llm, live_tool
+):
+    staff = teacher_page(browser, platform, live_tool)
+    first = work(browser, platform, live_tool, "4", essay("Roots."))
+    score(browser, staff, first, "6")  # the AI's own score: no override is stored
+    db.session.expire_all()
+    assert first.grade.override_score is None and first.grade.is_teacher_graded
+
+    second = work(browser, platform, live_tool, "5", essay("Leaves."))
+    assert [e["submission_id"] for e in used(second)] == [first.id]
+    assert "the teacher's score: 6 out of 10" in prompts(class_llm)[-1]
+
+    # Graded again, its new result is the AI's alone: no longer the teacher's example.
+    assert post(browser, staff, first, "regrade").status_code == 303
+    run_jobs()
+    third = work(browser, platform, live_tool, "6", essay("Stems."))
+    assert used(third) == []
+
+
 def test_api_evaluations_get_no_examples(app, browser, platform, class_llm, live_tool):
     scored = work(browser, platform, live_tool, "4", essay("Roots."))
     score(browser, teacher_page(browser, platform, live_tool), scored, "9")

@@ -340,6 +340,17 @@ def test_bulk_regrade_shows_the_estimate_then_regrades_the_chosen(
     everyone = browser.get(staff + "regrade", params={"scope": "all"}).text
     assert "3 submissions to grade again" in everyone
 
+    # Taking all leaves the teacher's own grades (their reference, and the examples) alone;
+    # choosing one by name still regrades it.
+    mine = latest("5")
+    graded = browser.post(f"{staff}submissions/{mine.id}/override", data={"score": "9"})
+    assert graded.status_code == 303
+    everyone = browser.get(staff + "regrade", params={"scope": "all"}).text
+    assert "2 submissions to grade again" in everyone
+    assert "1 submission you graded keeps your grade" in everyone and "User 5" in everyone
+    chosen = browser.get(staff + "regrade", params={"submission": [mine.id]}).text
+    assert "1 submission to grade again" in chosen
+
 
 def test_bulk_regrade_refuses_another_activitys_submissions(browser, platform, llm, live_tool):
     llm.set_default(GOOD_REPLY)

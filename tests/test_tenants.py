@@ -26,12 +26,14 @@ from app.extensions import db
 from app.models import (
     Activity,
     ApiToken,
+    Appeal,
     AuditEvent,
     Course,
     Deployment,
     Evaluation,
     Grade,
     LtiUser,
+    ModelUsage,
     Organization,
     Platform,
     ScorePush,
@@ -88,6 +90,12 @@ ROUTES: dict[str, str] = {
     "web.release": PAGE_TOKEN,
     "web.reopen": PAGE_TOKEN,
     "web.use_as_example": PAGE_TOKEN,
+    "web.regrade_estimate": PAGE_TOKEN,
+    "web.regrade_chosen": PAGE_TOKEN,
+    "web.ask_appeal": PAGE_TOKEN,
+    "web.withdraw_appeal": PAGE_TOKEN,
+    "web.appeal_queue": PAGE_TOKEN,
+    "web.answer_appeal": PAGE_TOKEN,
     "web.retry_grading": PAGE_TOKEN,
     "web.retry_push": PAGE_TOKEN,
     "setup.setup": PAGE_TOKEN,
@@ -110,7 +118,9 @@ ROUTES: dict[str, str] = {
 }
 
 #: Path parameters that name one tenant's objects; the probes fill them with B's ids.
-OBJECT_PARAMETERS = {"submission_id", "push_id", "code", "external_id"}
+OBJECT_PARAMETERS = {"submission_id", "push_id", "appeal_id", "code", "external_id"}
+#: Page-token routes only a student may use (a teacher's probe is refused by role).
+STUDENT_ACTIONS = {"web.ask_appeal", "web.withdraw_appeal"}
 #: Form fields sent with every probing POST, so validation is not what stops a request.
 PROBE_FORM = {
     "score": "10",
@@ -162,6 +172,7 @@ class Tenant:
     student_token: str
     submission: Submission
     push: ScorePush
+    appeal: Appeal
     evaluation: Evaluation
     #: Strings only this tenant's data contains.
     markers: tuple[str, ...]
@@ -170,6 +181,7 @@ class Tenant:
         return {
             "submission_id": self.submission.id,
             "push_id": self.push.id,
+            "appeal_id": self.appeal.id,
             "code": self.evaluation.code,
             "external_id": self.organization.external_id,
             "platform_id": self.platform.id,
@@ -216,6 +228,14 @@ def _make_tenant(name: str, fake: FakePlatform, live_tool: str, student: str) ->
         .join(Activity, Submission.activity_id == Activity.id)
         .where(Activity.platform_id == platform.id)
     )
+    appeal = Appeal(
+        activity_id=submission.activity_id,
+        submission_id=submission.id,
+        user_id=submission.user_id,
+        reason=f"{name} asks again.",
+    )
+    db.session.add(appeal)
+    db.session.commit()
     return Tenant(
         name=name,
         fake=fake,
@@ -226,6 +246,7 @@ def _make_tenant(name: str, fake: FakePlatform, live_tool: str, student: str) ->
         student_token=_page_token(student_page),
         submission=submission,
         push=db.session.scalar(select(ScorePush).where(ScorePush.submission_id == submission.id)),
+        appeal=appeal,
         evaluation=db.session.scalar(
             select(Evaluation).where(Evaluation.organization_id == org.id)
         ),
@@ -236,6 +257,7 @@ def _make_tenant(name: str, fake: FakePlatform, live_tool: str, student: str) ->
             f"{name.lower()}-api.txt",
             f"{name.lower()}-reference",
             f"{name} wrote this.",  # the submitted text itself
+            f"{name} asks again.",  # a student's appeal
         ),
     )
 
@@ -271,6 +293,8 @@ def snapshot(tenant: Tenant) -> list[tuple[str, dict]]:
         (Grade, Grade.submission_id.in_(submissions)),
         (ScorePush, ScorePush.activity_id.in_(activities)),
         (AuditEvent, AuditEvent.activity_id.in_(activities)),
+        (Appeal, Appeal.activity_id.in_(activities)),
+        (ModelUsage, ModelUsage.activity_id.in_(activities)),
     ]
     rows = []
     for model, where in wheres:
@@ -327,7 +351,9 @@ def test_page_tokens_never_reach_another_tenant(app, tenants_ab, live_tool, role
             if leaks(response, bravo):
                 failures.append(f"{where}: shows {leaks(response, bravo)}")
             takes_b_object = bool(set(rule.arguments) & OBJECT_PARAMETERS)
-            allowed = {404} if role == "teacher" else {403, 404}
+            # A teacher is refused a student's own actions (403) before any id is looked up.
+            for_teacher = {403, 404} if rule.endpoint in STUDENT_ACTIONS else {404}
+            allowed = for_teacher if role == "teacher" else {403, 404}
             if takes_b_object and response.status_code not in allowed:
                 failures.append(f"{where}: expected {sorted(allowed)} for B's id")
             if snapshot(bravo) != before:

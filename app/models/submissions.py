@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     JSON,
+    ColumnElement,
     DateTime,
     Float,
     ForeignKey,
@@ -17,6 +18,7 @@ from sqlalchemy import (
     func,
     select,
 )
+from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -104,6 +106,19 @@ class Grade(Timestamped, db.Model):
     @property
     def is_released(self) -> bool:
         return self.released_at is not None
+
+    @hybrid_property
+    def is_teacher_graded(self) -> bool:
+        """A teacher saved this grade (their own score, or the AI's they kept: keeping it
+        stores no override, so ``override_score`` alone would miss every agreement). A new
+        result clears it (app.submissions.LmsSide.settle). What calibration examples and the
+        AI-teacher agreement are made of."""
+        return self.overridden_at is not None
+
+    @is_teacher_graded.inplace.expression
+    @classmethod
+    def _is_teacher_graded_expression(cls) -> ColumnElement[bool]:
+        return cls.overridden_at.is_not(None)
 
     @property
     def result(self) -> GradingJob:

@@ -34,11 +34,14 @@ NO_MODEL = _l(
 
 @dataclass
 class Choice:
-    """The chosen students' latest submissions: those a regrade can start, and those being
-    graded already (shown, then left alone)."""
+    """The chosen students' latest submissions: those a regrade can start, those being
+    graded already, and (when taking all) those the teacher graded, which are their
+    reference and the activity's calibration examples; the last two are shown, then left
+    alone."""
 
     ready: list[gradebook.StudentRow] = field(default_factory=list)
     busy: list[gradebook.StudentRow] = field(default_factory=list)
+    kept: list[gradebook.StudentRow] = field(default_factory=list)
 
 
 @dataclass
@@ -78,7 +81,7 @@ def _plan(activity: Activity, values: MultiDict) -> Plan:
     """The plan for the submissions ``values`` name (``scope=all``: every student's latest)."""
     config = current_app.config
     plan = Plan(_choose(activity, values))
-    if not plan.choice.ready and not plan.choice.busy:
+    if not plan.choice.ready and not plan.choice.busy and not plan.choice.kept:
         plan.error = str(NOTHING_CHOSEN)
         return plan
     submissions = [row.submission for row in plan.choice.ready]
@@ -98,18 +101,21 @@ def _page(token: str, activity: Activity, plan: Plan) -> tuple[str, int]:
 
 
 def _choose(activity: Activity, values: MultiDict) -> Choice:
-    """The latest submissions named by ``submission`` values, or all with ``scope=all``.
-    Raises NotFound for any id that is not one of this activity's students' latest."""
+    """The latest submissions named by ``submission`` values, or all with ``scope=all``
+    except those the teacher graded (a regrade would replace their grade: they must be
+    chosen one by one). Raises NotFound for any id that is not one of this activity's
+    students' latest."""
     rows = gradebook.student_rows(activity, Roster(()))
     latest = {row.submission.id: row for row in rows if row.submission is not None}
+    choice = Choice()
     if values.get("scope") == "all":
-        ids = list(latest)
+        choice.kept = [row for row in latest.values() if row.grade and row.grade.is_teacher_graded]
+        ids = [row.submission.id for row in latest.values() if row not in choice.kept]
     else:
         raw = values.getlist("submission")
         ids = [int(value) for value in raw if value.isascii() and value.isdigit()]
         if len(ids) != len(raw) or not set(ids) <= set(latest):
             raise NotFound(_l("Only this activity's students' latest submissions can be chosen."))
-    choice = Choice()
     for submission_id in dict.fromkeys(ids):
         row = latest[submission_id]
         (choice.ready if row.submission.status in REGRADABLE else choice.busy).append(row)

@@ -14,7 +14,7 @@ import pytest
 from app import tenants
 from app.extensions import db
 from app.models import Evaluation, GradingJob, Platform, Submission
-from app.text import clean_filename, clean_name, clean_text
+from app.text import clean_filename, clean_name, clean_text, reveal_hidden
 from tests.api.conftest import make_tenant, submit
 from tests.conftest import run_jobs
 from tests.documents import pdf_bytes
@@ -66,6 +66,11 @@ def test_the_rule_removes_hidden_characters(raw, shown):
     assert unicodedata.is_normalized("NFC", clean_name(raw))
 
 
+def test_evidence_shows_hidden_characters_as_code_points():
+    assert reveal_hidden(f"a{RLO}b{ZWSP}\x07c\n\td") == "a[U+202E]b[U+200B][U+0007]c\n\td"
+    assert reveal_hidden(None) == ""
+
+
 def test_file_names_keep_their_extension_and_lose_their_folders():
     assert clean_filename(f"C:\\Users\\eve\\{FILENAME}") == SAFE_FILENAME
     long_name = clean_filename("a" * 400 + RLO + ".docx")
@@ -98,6 +103,8 @@ def test_hidden_characters_reach_no_page_file_name_export_or_gradebook(
     assert SAFE_FILENAME in student_page and SAFE_FILENAME in detail_page
     assert "Eve Doe" in teacher_page and "Eve Doe" in detail_page
     assert "Accuracy" in detail_page
+    # The prompt as sent is evidence: the title's hidden characters are written out, not lost.
+    assert "Essay[U+202E] 1[U+FEFF]" in detail_page
 
     download = browser.get(f"{staff}submissions/{submission.id}/file")
     assert download.headers["Content-Disposition"] == "attachment; filename=attempt1-reportgnp.pdf"
