@@ -4,8 +4,8 @@ Prices come from the settings, per 1,000 tokens: EVALUAITOR_LLM_PRICES names mod
 (``{"model": [input, output]}``), and EVALUAITOR_LLM_PRICE_INPUT_PER_1K / _OUTPUT_PER_1K price
 every other model (both 0: no price, so cost is unknown rather than a made-up zero).
 
-Every run of a grading job that stores a result adds one :class:`ModelUsage` row per model it
-called (:func:`record_run`), priced at that moment: the ledger is what was spent, regrades
+Every run of a grading job adds one :class:`ModelUsage` row per model it called
+(:func:`record_run`; a run that failed after some calls too), priced at that moment: the ledger is what was spent, regrades
 included, and a later price change does not rewrite it. Replies served from the cache cost
 nothing and are not in it. Statistics (:func:`totals`, :func:`per_day`) read only the ledger,
 always scoped by one activity.

@@ -137,6 +137,30 @@ def test_each_run_adds_its_spend_priced_and_cached_replies_cost_nothing(
     assert total.cost == pytest.approx(first.cost) and total.unpriced == 1
 
 
+@pytest.mark.parametrize(
+    ("failure", "status"), [(400, "failed"), (503, "waiting")], ids=["fails", "waits"]
+)
+def test_a_run_that_fails_after_some_calls_still_records_them(
+    browser, platform, llm, live_tool, failure, status
+):
+    """Three criteria, one call each: two answered, then the service refuses the third (for
+    good, or for now). The two were paid for; the ledger has them with the failure."""
+    page = open_activity(browser, platform, live_tool, user="2")
+    configure(plugin_name="criteria", plugin_params={}, rubric=RUBRIC)
+    met = json.dumps({"verdict": "MET", "reason": "Yes.", "evidence": ""})
+    llm.reply(met, usage=USAGE)
+    llm.reply(met, usage=USAGE)
+    for _ in range(5):  # every attempt the client makes at the third call
+        llm.fail(failure)
+    upload(browser, page, "essay.txt", essay("2"))
+    run_jobs()
+    submission = latest("2")
+    assert submission.job.status == status
+    (row,) = usage_rows()
+    assert (row.calls, row.prompt_tokens, row.completion_tokens) == (2, 200, 40)
+    assert row.job_id == submission.job.id and row.activity_id == submission.activity_id
+
+
 def test_one_row_per_model_with_each_models_price(app, browser, platform, llm, live_tool):
     app.config.update(
         EVALUAITOR_LLM_PRICES={"grader-a": (1.0, 2.0)},

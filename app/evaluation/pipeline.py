@@ -173,6 +173,7 @@ def _finish(job: GradingJob, token: str | None, status: JobStatus, **values: obj
 
 def _fail(job: GradingJob, token: str | None, message: str, exc: BaseException) -> None:
     db.session.rollback()
+    _record_spent(job, exc)
     try:
         _finish(
             job,
@@ -194,6 +195,7 @@ def _wait_or_fail(job: GradingJob, token: str | None, exc: LLMError) -> None:
         _fail(job, token, exc.user_message, exc)
         return
     delay = schedule[job.tries] * random.uniform(0.9, 1.1)  # nosec B311: jitter, not secrecy
+    _record_spent(job, exc)
     log.info("grading job %s: %s; trying again in %.0f s", job.id, exc, delay)
     lifecycle.move(
         job,
@@ -205,6 +207,12 @@ def _wait_or_fail(job: GradingJob, token: str | None, exc: LLMError) -> None:
         progress_message=WAITING_FOR_SERVICE,
         error_details=details(exc),
     )
+
+
+def _record_spent(job: GradingJob, exc: BaseException) -> None:
+    """A failed run's model calls cost what they cost: into the ledger, committed with the
+    job's new state (the retry that follows adds its own)."""
+    spend.record_run(job, runner.calls_before(exc), current_app.config)
 
 
 def details(exc: BaseException) -> dict[str, object]:

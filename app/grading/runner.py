@@ -42,6 +42,8 @@ from app.grading.examples import (
 from app.grading.prompts import clip
 from app.llm.session import LLMSession, llm_session
 
+#: Where a failed run's exception carries the calls it made (:func:`calls_before`).
+_SPENT = "evaluaitor_spent_calls"
 #: Flags that mean the text tried to steer the grader: such grades wait for a teacher.
 HOLD_FOR_REVIEW = frozenset({"PromptInjection", "HiddenText", "ScoreClaim"})
 
@@ -98,9 +100,19 @@ def grade_with_model(
     started = time.monotonic()
     model = job.assignment.model
     with llm_session(config, model=model, cache_scope=tenant_folder, force=fresh) as llm:
-        result = grade(job, llm, progress)
+        try:
+            result = grade(job, llm, progress)
+        except Exception as exc:
+            # The calls made before the failure were paid for all the same (app.spend).
+            setattr(exc, _SPENT, llm.provenance()["calls"])  # noqa: B010 (any exception)
+            raise
     result.provenance["grading_ms"] = int((time.monotonic() - started) * 1000)
     return result
+
+
+def calls_before(exc: BaseException) -> list[dict[str, Any]]:
+    """The model calls a run made before it failed with ``exc`` (none if it made none)."""
+    return getattr(exc, _SPENT, [])
 
 
 def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
