@@ -5,10 +5,10 @@ Prices come from the settings, per 1,000 tokens: EVALUAITOR_LLM_PRICES names mod
 every other model (both 0: no price, so cost is unknown rather than a made-up zero).
 
 Every run of a grading job adds one :class:`ModelUsage` row per model it called
-(:func:`record_run`; a run that failed after some calls too), priced at that moment: the ledger is what was spent, regrades
-included, and a later price change does not rewrite it. Replies served from the cache cost
-nothing and are not in it. Statistics (:func:`totals`, :func:`per_day`) read only the ledger,
-always scoped by one activity.
+(:func:`record_run`; a run that failed after some calls too), priced at that moment: the
+ledger is what was spent, regrades included, and a later price change does not rewrite it.
+Replies served from the cache cost nothing and are not in it. Statistics (:func:`totals`,
+:func:`per_day`) read only the ledger, always scoped by one activity.
 """
 
 from __future__ import annotations
