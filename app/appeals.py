@@ -18,8 +18,10 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from app import review
@@ -30,6 +32,7 @@ from app.models.base import as_utc
 from app.text import clean_text
 
 MAX_REASON_CHARS = 2_000
+WAITING = _l("Your request is waiting for your teacher's answer.")
 MAX_ANSWER_CHARS = 5_000
 
 
@@ -161,7 +164,11 @@ def ask(submission: Submission, user_id: int, reason: str) -> Appeal:
         score_before=score,
     )
     db.session.add(appeal)
-    db.session.flush()  # the event names the appeal
+    try:
+        db.session.flush()  # the event names the appeal
+    except IntegrityError:  # another request of theirs got in first (uq_appeal_one_open)
+        db.session.rollback()
+        raise AppealRefused(WAITING) from None
     review.record(submission, user_id, "appeal", {"appeal": appeal.id, "score": score})
     db.session.commit()
     return appeal
@@ -240,7 +247,7 @@ def _refusal(submission: Submission, found: list[Appeal], now: datetime) -> str 
     if grade is None or not grade.is_released or submission.job.status != JobStatus.COMPLETED:
         return _("You can ask for a regrade once your grade is released.")
     if any(appeal.status == AppealStatus.OPEN for appeal in found):
-        return _("Your request is waiting for your teacher's answer.")
+        return str(WAITING)
     if len(found) >= activity.appeal_limit:
         return ngettext(
             "You have made the %(num)s regrade request this activity allows.",

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app import appeals as appeals_module
 from app.extensions import db
 from app.models import Activity, Appeal, ScorePush
 from tests.conftest import run_jobs
@@ -161,6 +162,19 @@ def test_requests_stop_at_the_limit_and_a_withdrawn_one_counts(browser, platform
     assert refused.status_code == 403
     assert "You have made the 2 regrade requests this activity allows." in refused.text
     assert len(appeals()) == 2
+
+
+def test_two_requests_at_once_leave_one_open(browser, platform, llm, live_tool, monkeypatch):
+    page, submission = graded(browser, platform, llm, live_tool)
+    configure(appeal_limit=3)
+    assert ask(browser, page, submission.id).status_code == 303
+    # The second read the submission's requests before the first was stored: only the
+    # database can still refuse it.
+    monkeypatch.setattr(appeals_module, "submission_appeals", lambda _submission: [])
+    second = ask(browser, page, submission.id, "Asked twice at once.")
+    assert second.status_code == 403 and "waiting for your teacher" in second.text
+    assert [a.reason for a in appeals()] == ["I cited the sources you asked for."]
+    assert len(audit("appeal")) == 1
 
 
 def test_appeals_switched_off_show_no_form_and_refuse_a_post(browser, platform, llm, live_tool):

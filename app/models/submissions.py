@@ -10,6 +10,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     Select,
     String,
@@ -17,6 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
     select,
+    text,
 )
 from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -197,6 +199,16 @@ class Appeal(Timestamped, db.Model):
     answer (app.appeals). A changed score is the teacher's override, pushed like any other."""
 
     __tablename__ = "appeal"
+    __table_args__ = (
+        # One request waiting for an answer per submission, also when two arrive at once.
+        Index(
+            "uq_appeal_one_open",
+            "submission_id",
+            unique=True,
+            sqlite_where=text("status = 'open'"),
+            postgresql_where=text("status = 'open'"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     activity_id: Mapped[int] = mapped_column(

@@ -69,6 +69,13 @@ def upgrade() -> None:
         batch_op.create_index(
             batch_op.f("ix_appeal_submission_id"), ["submission_id"], unique=False
         )
+        batch_op.create_index(
+            "uq_appeal_one_open",
+            ["submission_id"],
+            unique=True,
+            sqlite_where=sa.text("status = 'open'"),
+            postgresql_where=sa.text("status = 'open'"),
+        )
     op.create_table(
         "model_usage",
         sa.Column("id", sa.Integer(), nullable=False),
