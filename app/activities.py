@@ -53,6 +53,7 @@ STRATEGY_LABELS: dict[str, Any] = {
 SETTINGS = (
     "title",
     "instructions",
+    "guidelines",
     "plugin_name",
     "plugin_params",
     "rubric",
@@ -104,6 +105,7 @@ def configure(
     params: dict[str, Any] | None = None,
     rubric: Rubric | str | None = None,
     instructions: str | None = None,
+    guidelines: str | None = None,
     reference_text: str | None = None,
     model: str | None = None,
     release_policy: str | None = None,
@@ -184,6 +186,14 @@ def configure(
             )
         else:
             changes["instructions"] = instructions
+    if guidelines is not None:
+        if len(guidelines) > MAX_INSTRUCTIONS_CHARS:
+            errors["guidelines"] = _l(
+                "The guidelines are too long (at most %(n)s characters).",
+                n=MAX_INSTRUCTIONS_CHARS,
+            )
+        else:
+            changes["guidelines"] = guidelines
     if reference_text is not None:
         changes["reference_text"] = reference_text
     if model is not None:

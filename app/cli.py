@@ -304,6 +304,9 @@ def activity_list() -> None:
 @click.option("--params", default=None, help="Strategy settings as a JSON object.")
 @click.option("--rubric", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--instructions", default=None)
+@click.option(
+    "--guidelines", default=None, help="Guidelines for the grader, never shown to students."
+)
 @click.option("--reference", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--model", default=None, help="Model for this activity ('' for the default).")
 @click.option(
@@ -330,6 +333,7 @@ def activity_configure(
     params: str | None,
     rubric: Path | None,
     instructions: str | None,
+    guidelines: str | None,
     reference: Path | None,
     model: str | None,
     release_policy: str | None,
@@ -356,6 +360,7 @@ def activity_configure(
             params=json.loads(params) if params else None,
             rubric=load_rubric(rubric) if rubric else None,
             instructions=instructions,
+            guidelines=guidelines,
             reference_text=read_document(reference) if reference else None,
             model=model,
             release_policy=release_policy,

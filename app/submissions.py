@@ -218,6 +218,7 @@ class LmsSide:
             assignment=Assignment(
                 max_score=activity.max_score,
                 instructions=activity.instructions,
+                guidelines=activity.guidelines,
                 rubric=parse_rubric(activity.rubric) if activity.rubric else None,
                 reference=activity.reference_text,
                 model=chosen.get("model") or activity.model or config["EVALUAITOR_LLM_MODEL"],

@@ -67,6 +67,9 @@ class Assignment:
 
     max_score: float
     instructions: str = ""
+    #: The teacher's guidelines for the grader (never shown to students); the runner adds
+    #: them to ``instructions``, so every strategy's prompt carries them.
+    guidelines: str = ""
     rubric: Rubric | None = None
     reference: str = ""
     model: str | None = None

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from app.grading.base import Assignment
     from app.grading.examples import Example
 
 #: Longer submissions are cut (and the model told so) to stay inside common context windows.
@@ -29,6 +30,18 @@ mention it and judge the work on its merits."""
 
 def fence(text: str, marker: str) -> str:
     return f"<<<BEGIN SUBMISSION {marker}>>>\n{text}\n<<<END SUBMISSION {marker}>>>"
+
+
+GUIDELINES_HEADING = "Grading guidelines from the teacher (not shown to the student):"
+
+
+def with_guidelines(assignment: Assignment) -> str:
+    """The instructions a grader reads: the students' instructions, then the teacher's
+    guidelines for the grader when there are any (one place, so every strategy has them)."""
+    guidelines = assignment.guidelines.strip()
+    if not guidelines:
+        return assignment.instructions
+    return f"{assignment.instructions.rstrip()}\n\n{GUIDELINES_HEADING}\n{guidelines}".lstrip()
 
 
 def clip(text: str, max_chars: int) -> tuple[str, bool]:

@@ -39,7 +39,7 @@ from app.grading.examples import (
     Candidate,
     Example,
 )
-from app.grading.prompts import clip
+from app.grading.prompts import clip, with_guidelines
 from app.llm.session import LLMSession, llm_session
 
 #: Where a failed run's exception carries the calls it made (:func:`calls_before`).
@@ -166,6 +166,7 @@ def model_input(job: Job, params: PluginParams) -> tuple[GradingInput, dict[str,
         files.append(InputFile(name, f.kind, clean(f"file {name}", f.text, f.kind)))
     assignment = {f.name: getattr(job.assignment, f.name) for f in fields(Assignment)}
     assignment["reference"] = clean("reference", job.assignment.reference)
+    assignment["instructions"] = with_guidelines(job.assignment)
     grading_input = GradingInput(
         **assignment,
         text=files[0].text,

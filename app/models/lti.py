@@ -115,6 +115,9 @@ class Activity(Timestamped, db.Model):
     public_id: Mapped[str] = mapped_column(String(32), unique=True, default=_new_public_id)
     title: Mapped[str] = mapped_column(String(500), default="")
     instructions: Mapped[str] = mapped_column(Text, default="")
+    #: The teacher's guidelines for the grader: sent to the model with the instructions,
+    #: never shown to students (what to look for, what to forgive, how to use the scale).
+    guidelines: Mapped[str] = mapped_column(Text, default="", server_default="")
     plugin_name: Mapped[str] = mapped_column(String(100), default="rubric_eval")
     plugin_params: Mapped[dict] = mapped_column(JSON, default=dict)
     #: ``{"title": ..., "criteria": [{"name", "requirement", "weight"}, ...]}``, or None.

@@ -84,6 +84,7 @@ AUDIT_ACTIONS: dict[str, Any] = {
 ACTIVITY_FIELDS: dict[str, Any] = {
     "title": _l("Title"),
     "instructions": _l("Instructions"),
+    "guidelines": _l("Guidelines for the grader"),
     "plugin_name": _l("Grading strategy"),
     "plugin_params": _l("Strategy settings"),
     "rubric": _l("Rubric"),

@@ -227,6 +227,7 @@ def _save(
             activity,
             title=values["title"],
             instructions=values["instructions"],
+            guidelines=form.get("guidelines"),  # absent (older forms): unchanged
             plugin=values["plugin"] if "plugin" not in problems else None,
             params=params,
             rubric=rubric_text,
@@ -309,6 +310,7 @@ def _stored_values(activity: Activity) -> dict[str, Any]:
     return {
         "title": activity.title,
         "instructions": activity.instructions,
+        "guidelines": activity.guidelines,
         "plugin": activity.plugin_name,
         "params": params,
         "model": activity.model or config["EVALUAITOR_LLM_MODEL"],
@@ -331,7 +333,7 @@ def _typed_values(form: Any) -> dict[str, Any]:
     params = {
         plugin.name: setup_form.typed_values(plugin, form) for plugin in registry.all_plugins()
     }
-    names = ("title", "instructions", "plugin", "model", "max_score", "rubric")
+    names = ("title", "instructions", "guidelines", "plugin", "model", "max_score", "rubric")
     values: dict[str, Any] = {name: form.get(name, "") for name in names}
     return values | {
         "params": params,

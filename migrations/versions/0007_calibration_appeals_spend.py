@@ -1,10 +1,11 @@
-"""calibration examples, confidence, appeals, exact prompts and model spend
+"""guidelines, calibration examples, confidence, appeals, exact prompts and model spend
 
-Adds what grading "ahead of the best AI graders" keeps: an activity's number of calibration
-examples, its confidence threshold and its appeal limits; a grade's use as an example
-(``auto``/``pinned``/``excluded``); a job's confidence and the prompts it sent; the students'
-appeals; and a ledger of model spend per run. Existing rows get the defaults: three examples,
-no confidence hold, one appeal within 14 days.
+Adds what grading "ahead of the best AI graders" keeps: an activity's guidelines for the
+grader (teachers only), its number of calibration examples, its confidence threshold and its
+appeal limits; a grade's use as an example (``auto``/``pinned``/``excluded``); a job's
+confidence and the prompts it sent; the students' appeals; and a ledger of model spend per
+run. Existing rows get the defaults: no guidelines, three examples, no confidence hold, one
+appeal within 14 days.
 
 Revision ID: 0007
 Revises: 0006
@@ -23,6 +24,7 @@ depends_on = None
 
 def upgrade() -> None:
     with op.batch_alter_table("activity", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("guidelines", sa.Text(), server_default="", nullable=False))
         batch_op.add_column(
             sa.Column("example_count", sa.Integer(), server_default="3", nullable=False)
         )
@@ -116,3 +118,4 @@ def downgrade() -> None:
         batch_op.drop_column("appeal_limit")
         batch_op.drop_column("min_confidence")
         batch_op.drop_column("example_count")
+        batch_op.drop_column("guidelines")
