@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import contains_eager
 
 from app.agreement import Agreement, Pair, agreement, confusion
 from app.extensions import db
@@ -107,13 +108,27 @@ def report(activity: Activity, maximum: float) -> Report:
 
 
 def _graded(activity: Activity, maximum: float) -> tuple[list[_Graded], int]:
-    rows = db.session.execute(
-        select(Grade, GradingJob)
+    grades = db.session.scalars(
+        select(Grade)
         .join(Submission, Grade.submission_id == Submission.id)
         .join(GradingJob, GradingJob.submission_id == Submission.id)
         .where(Submission.activity_id == activity.id, Grade.is_teacher_graded)
         .order_by(Grade.overridden_at)
+        .options(
+            # The grade's result from the same rows (no query per grade), and not its texts,
+            # replies and prompts: a class's worth would be megabytes.
+            contains_eager(Grade.submission)
+            .contains_eager(Submission.job)
+            .load_only(
+                GradingJob.score,
+                GradingJob.scale,
+                GradingJob.criteria,
+                GradingJob.provenance,
+                GradingJob.confidence,
+            )
+        )
     ).all()
+    rows = [(grade, grade.result) for grade in grades]
     graded, settled = [], 0
     for grade, job in rows:
         teacher = grade.effective_score

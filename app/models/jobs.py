@@ -152,7 +152,7 @@ class GradingJob(Timestamped, db.Model):
     confidence: Mapped[float | None] = mapped_column(Float)
     #: The messages sent to the model in the last run, as sent (masked), each once:
     #: ``[{"prompt_hash", "messages"}]``, so a teacher can read exactly what the model read.
-    prompts: Mapped[list] = mapped_column(JSON, default=list)
+    prompts: Mapped[list] = mapped_column(JSON, default=list, deferred=True)
 
     submission: Mapped[Submission | None] = relationship(back_populates="job")
     evaluation: Mapped[Evaluation | None] = relationship(back_populates="job")
