@@ -19,6 +19,7 @@ from flask_babel import lazy_gettext as _l
 from pydantic import ValidationError
 from sqlalchemy import select
 
+from app.catalogue import N_
 from app.extensions import db
 from app.extract import Kind
 from app.grading import registry
@@ -78,6 +79,8 @@ NEEDS_RUBRIC = frozenset({"criteria"})
 
 MAX_TITLE_CHARS = 500
 MAX_INSTRUCTIONS_CHARS = 50_000
+TOO_LONG_INSTRUCTIONS = N_("The instructions are too long (at most %(n)s characters).")
+TOO_LONG_GUIDELINES = N_("The guidelines are too long (at most %(n)s characters).")
 MAX_MODEL_CHARS = 200
 MAX_SCORE_LIMIT = 10_000
 MAX_ATTEMPTS_LIMIT = 100
@@ -178,22 +181,14 @@ def configure(
             )
         else:
             changes["title"] = title
-    if instructions is not None:
-        if len(instructions) > MAX_INSTRUCTIONS_CHARS:
-            errors["instructions"] = _l(
-                "The instructions are too long (at most %(n)s characters).",
-                n=MAX_INSTRUCTIONS_CHARS,
-            )
-        else:
-            changes["instructions"] = instructions
-    if guidelines is not None:
-        if len(guidelines) > MAX_INSTRUCTIONS_CHARS:
-            errors["guidelines"] = _l(
-                "The guidelines are too long (at most %(n)s characters).",
-                n=MAX_INSTRUCTIONS_CHARS,
-            )
-        else:
-            changes["guidelines"] = guidelines
+    for field, text, too_long in (
+        ("instructions", instructions, TOO_LONG_INSTRUCTIONS),
+        ("guidelines", guidelines, TOO_LONG_GUIDELINES),
+    ):
+        if text is not None and len(text) > MAX_INSTRUCTIONS_CHARS:
+            errors[field] = _l(too_long, n=MAX_INSTRUCTIONS_CHARS)
+        elif text is not None:
+            changes[field] = text
     if reference_text is not None:
         changes["reference_text"] = reference_text
     if model is not None:
