@@ -250,8 +250,8 @@ def _refusal(submission: Submission, found: list[Appeal], now: datetime) -> str 
         return str(WAITING)
     if len(found) >= activity.appeal_limit:
         return ngettext(
-            "You have made the %(num)s regrade request this activity allows.",
-            "You have made the %(num)s regrade requests this activity allows.",
+            "You have made the one regrade request this activity allows.",
+            "You have made all %(num)s regrade requests this activity allows.",
             activity.appeal_limit,
         )
     closes_at = _closes_at(submission)

@@ -160,7 +160,7 @@ def test_requests_stop_at_the_limit_and_a_withdrawn_one_counts(browser, platform
     answer(browser, staff, appeals()[1].id, answer="No change.")
     refused = ask(browser, page, submission.id)
     assert refused.status_code == 403
-    assert "You have made the 2 regrade requests this activity allows." in refused.text
+    assert "You have made all 2 regrade requests this activity allows." in refused.text
     assert len(appeals()) == 2
 
 

@@ -75,7 +75,7 @@ def test_a_student_appeals_and_the_teacher_answers_in_the_gradebook(
     expect(requests).to_contain_text("Right: I missed that paragraph.")
     expect(requests).to_contain_text("Score changed from 6 to 8.")
     # The activity allows one request per submission, and this one was answered.
-    expect(requests).to_contain_text("You have made the 1 regrade request this activity allows.")
+    expect(requests).to_contain_text("You have made the one regrade request this activity allows.")
 
 
 def _upload(page, sample: str) -> None:
