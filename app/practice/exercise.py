@@ -28,9 +28,9 @@ SAMPLES = ("samples/largest.py", "samples/largest_buggy.py")
 
 INSTRUCTIONS = """\
 Write a Python program that reads whole numbers from standard input, separated by spaces or \
-new lines, and prints the largest one. If there are no numbers, it prints `no numbers`.
+new lines, and prints the largest one. If there are no numbers, it prints "no numbers".
 
-Upload one `.py` file. It runs in a sandbox against five tests, 2 points each; no language \
+Upload one .py file. It runs in a sandbox against five tests, 2 points each; no language \
 model is involved. Sample files to try are linked on the practice course's page.
 """
 
