@@ -146,6 +146,12 @@ def totals(activity_id: int) -> Spend:
     return sum((Spend.of(row) for row in _rows(activity_id)), Spend())
 
 
+def of_job(job_id: int) -> Spend:
+    """Everything one grading job spent: its first grading, retries and regrades."""
+    rows = db.session.scalars(select(ModelUsage).where(ModelUsage.job_id == job_id))
+    return sum((Spend.of(row) for row in rows), Spend())
+
+
 @dataclass(frozen=True)
 class Days:
     """Spend on each day of a window, newest first, days without any left out."""

@@ -135,6 +135,12 @@ def test_each_run_adds_its_spend_priced_and_cached_replies_cost_nothing(
     total = spend.totals(activity.id)
     assert (total.calls, total.prompt_tokens, total.completion_tokens) == (2, 200, 40)
     assert total.cost == pytest.approx(first.cost) and total.unpriced == 1
+    # The submission's page says what all its gradings cost: one priced call, one not.
+    assert spend.of_job(submission.job.id) == total
+    staff = teacher(browser, platform, live_tool)
+    detail = browser.get(f"{staff}submissions/{submission.id}").text
+    assert f"{first.cost:.4f} (and 1 call without a price)" in detail
+    assert "2 model calls in all its gradings" in detail
 
 
 @pytest.mark.parametrize(

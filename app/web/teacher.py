@@ -295,6 +295,7 @@ def _detail(
         pushes=pushes,
         events=review.history(submission),
         examples_used=calibration.used_for(submission),
+        spent=spend.of_job(submission.job.id),
         strategies=[plugin.name for plugin in registry.all_plugins()],
         error=error.user_message if error else None,
         form=form,
