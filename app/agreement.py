@@ -10,7 +10,7 @@ difference, Pearson's r, bias) use the scores as they are.
 
 from __future__ import annotations
 
-import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,16 +59,10 @@ def agreement(pairs: Sequence[Pair], maximum: float) -> Agreement:
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """Pearson's correlation; None with fewer than two pairs or when either side is flat."""
-    n = len(xs)
-    if n < 2 or n != len(ys):
+    try:
+        return max(-1.0, min(1.0, statistics.correlation(xs, ys)))
+    except statistics.StatisticsError:  # fewer than two pairs, unequal lengths, or flat
         return None
-    mean_x, mean_y = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    syy = sum((y - mean_y) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
-        return None
-    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
 
 
 def quadratic_weighted_kappa(

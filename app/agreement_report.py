@@ -128,9 +128,9 @@ def _graded(activity: Activity, maximum: float) -> tuple[list[_Graded], int]:
             )
         )
     ).all()
-    rows = [(grade, grade.result) for grade in grades]
     graded, settled = [], 0
-    for grade, job in rows:
+    for grade in grades:
+        job = grade.result
         teacher = grade.effective_score
         if teacher is None:
             continue

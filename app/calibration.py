@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, case, func, or_, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import contains_eager, selectinload
 
 from app.extensions import db
 from app.grading.examples import Candidate, ExampleCriterion, choose
@@ -84,7 +84,11 @@ def candidates(submission: Submission) -> list[Candidate]:
         )
         .order_by(case((pinned, 0), else_=1), Submission.id.desc())
         .limit(POOL_SIZE)
-        .options(selectinload(Submission.grade), selectinload(Submission.user))
+        .options(
+            contains_eager(Submission.job),  # joined above: no query per candidate
+            selectinload(Submission.grade),
+            selectinload(Submission.user),
+        )
     )
     return [_candidate(found) for found in db.session.scalars(query)]
 

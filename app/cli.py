@@ -51,8 +51,8 @@ def run_command(host: str, port: int, worker: bool) -> None:
     from app.supervisor import Supervisor
 
     app = current_app._get_current_object()
-    if not app.config["EVALUAITOR_LLM_BASE_URL"] and _use_local_llm(app.config):
-        app = create_app()
+    if not app.config["EVALUAITOR_LLM_BASE_URL"]:
+        _use_local_llm(app.config)
     with Supervisor(grace=app.config["EVALUAITOR_SHUTDOWN_GRACE"]) as supervisor:
         if not os.environ.get("REDIS_URL"):
             redis_server = supervisor.start_redis(Path(app.instance_path) / "redis")
@@ -77,10 +77,10 @@ def run_command(host: str, port: int, worker: bool) -> None:
             raise click.ClickException(f"Cannot listen on {host}:{port}: {exc}") from exc
 
 
-def _use_local_llm(config: Config) -> bool:
+def _use_local_llm(config: Config) -> None:
     """Look for a model server on this machine and say what was found; when one answers,
-    its URL and model go into the environment (the worker inherits it) and True comes back,
-    so the caller builds the app again with them."""
+    its URL and model go into this app's settings and into the environment, which the
+    worker inherits."""
     from app.llm import discovery
 
     try:
@@ -100,16 +100,16 @@ def _use_local_llm(config: Config) -> bool:
             "course's programming activity is graded without one (program tests). To grade "
             "with a model, set EVALUAITOR_LLM_BASE_URL, e.g. http://127.0.0.1:11434/v1 for Ollama."
         )
-        return False
+        return
     model = server.choose_model(config["EVALUAITOR_LLM_MODEL"])
     offered = ", ".join(server.models[:10]) + (", ..." if len(server.models) > 10 else "")
     click.echo(f"Found an OpenAI-compatible server at {server.base_url} offering: {offered}")
     if model != config["EVALUAITOR_LLM_MODEL"]:
         click.echo(f"EVALUAITOR_LLM_MODEL ({config['EVALUAITOR_LLM_MODEL']}) is not offered there.")
     click.echo(f"Grading with model {model} at {server.base_url}")
+    config.update(EVALUAITOR_LLM_BASE_URL=server.base_url, EVALUAITOR_LLM_MODEL=model)
     os.environ["EVALUAITOR_LLM_BASE_URL"] = server.base_url
     os.environ["EVALUAITOR_LLM_MODEL"] = model
-    return True
 
 
 def _start_practice(app, tool_url: str):

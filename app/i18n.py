@@ -74,7 +74,7 @@ def localize(text: str | None) -> str | None:
     translated = gettext(text)
     if translated != text:
         return translated
-    for pattern, msgid in _templates(get_translations()):
+    for pattern, msgid in _templates(_translations()):
         match = pattern.fullmatch(text)
         if match:
             return gettext(msgid, **{k: localize(v) for k, v in match.groupdict().items()})

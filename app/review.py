@@ -149,13 +149,17 @@ def release_all(activity: Activity, actor_id: int) -> int:
     return released
 
 
+#: States a regrade starts from; the others are being graded already.
+REGRADABLE = (JobStatus.COMPLETED, JobStatus.NEEDS_REVIEW, JobStatus.FAILED)
+
+
 def regrade(submission: Submission, actor_id: int, *, plugin: str = "", model: str = "") -> None:
     """Grade again, with the activity's strategy and model or the ones given.
 
     The new result replaces the AI grade (and any override); the old one is kept in the
     audit event. Raises ReviewError for a submission being graded or invalid choices.
     """
-    if submission.job.status not in (JobStatus.COMPLETED, JobStatus.NEEDS_REVIEW, JobStatus.FAILED):
+    if submission.job.status not in REGRADABLE:
         raise ReviewError(_("This submission is being graded already."))
     if submission.attempt != latest_attempt(submission):
         raise ReviewError(_("Only the student's latest submission counts; regrade that one."))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, case, func, select
 
 from app.extensions import db
 from app.grading import registry
@@ -143,13 +143,27 @@ class Day:
 
 def totals(activity_id: int) -> Spend:
     """Everything the activity's gradings spent, regrades included."""
-    return sum((Spend.of(row) for row in _rows(activity_id)), Spend())
+    return _summed(ModelUsage.activity_id == activity_id)
 
 
 def of_job(job_id: int) -> Spend:
     """Everything one grading job spent: its first grading, retries and regrades."""
-    rows = db.session.scalars(select(ModelUsage).where(ModelUsage.job_id == job_id))
-    return sum((Spend.of(row) for row in rows), Spend())
+    return _summed(ModelUsage.job_id == job_id)
+
+
+def _summed(where: ColumnElement[bool]) -> Spend:
+    """The ledger rows ``where`` holds, added up in the database (as :meth:`Spend.__add__`
+    would: the cost of the priced rows, None when none is)."""
+    calls, prompt, completion, cost_, unpriced = db.session.execute(
+        select(
+            func.coalesce(func.sum(ModelUsage.calls), 0),
+            func.coalesce(func.sum(ModelUsage.prompt_tokens), 0),
+            func.coalesce(func.sum(ModelUsage.completion_tokens), 0),
+            func.sum(ModelUsage.cost),
+            func.coalesce(func.sum(case((ModelUsage.cost.is_(None), ModelUsage.calls))), 0),
+        ).where(where)
+    ).one()
+    return Spend(calls, prompt, completion, cost_, unpriced)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,8 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
     config = current_app.config
     owner = owner_of(job)
     brief = owner.brief(job)
-    total = OWN_STEPS + registry.get(brief.plugin).steps
+    plugin = registry.get(brief.plugin)
+    total = OWN_STEPS + plugin.steps
 
     def progress(step: int, message: str) -> None:
         """Report progress, or stop if the row is no longer this job's."""
@@ -151,7 +152,8 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
         names=brief.names,
         mask_pii=bool(config["EVALUAITOR_MASK_PII"]),
         comment=brief.comment,
-        examples=owner.examples(job, job.extracted_text),
+        # Chosen only for a model to read: a strategy without one is spared the comparing.
+        examples=owner.examples(job, job.extracted_text) if plugin.needs_llm else (),
     )
     result = runner.grade_with_model(
         grading,

@@ -243,6 +243,10 @@ class _Asker:
     ) -> None:
         self._job, self._params, self._llm, self._text = job, params, llm, text
         self._note = " (truncated)" if cut else ""
+        # The same for every call of this grading (one per criterion in per-criterion mode).
+        self._marker = llm.marker(text)
+        examples = examples_block(job.examples, self._marker, job.max_score)
+        self._examples = f"\n{examples}\n" if examples else ""
 
     def criterion(self, criterion: Criterion) -> tuple[Judgement | None, list[str]]:
         kind = "requirement" if criterion.weight > 0 else "fault"
@@ -268,18 +272,16 @@ class _Asker:
 
     def _ask(self, task: str, parse: Callable[[str], T]) -> tuple[T | None, list[str]]:
         """The parsed reply (None if it never parsed) and every reply received."""
-        marker = self._llm.marker(self._text)
         instructions = self._job.instructions.strip() or "(no instructions were given)"
-        examples = examples_block(self._job.examples, marker, self._job.max_score)
         user = USER_PROMPT.format(
             instructions=instructions,
-            examples=f"\n{examples}\n" if examples else "",
+            examples=self._examples,
             note=self._note,
-            fenced=fence(self._text, marker),
+            fenced=fence(self._text, self._marker),
             task=task,
         )
         messages = [
-            {"role": "system", "content": SYSTEM_PROMPT.format(marker=marker)},
+            {"role": "system", "content": SYSTEM_PROMPT.format(marker=self._marker)},
             {"role": "user", "content": user},
         ]
         replies: list[str] = []

@@ -321,8 +321,9 @@ def _ask_all(
     framings = ["direct", "reverse"] if params.reverse else ["direct"]
     text, _ = clip(job.text, params.max_chars)
     categories = ", ".join(f"{c.name} ({c.points:g})" for c in params.categories)
-    fenced = fence(text, llm.marker(text))
-    examples = examples_block(job.examples, llm.marker(text), job.max_score)
+    marker = llm.marker(text)
+    fenced = fence(text, marker)
+    examples = examples_block(job.examples, marker, job.max_score)
     examples += "\n\n" if examples else ""
     instructions = job.instructions.strip() or "(no instructions were given)"
     if report is not None:
@@ -332,7 +333,7 @@ def _ask_all(
     def ask(model: str, framing: str, prompt: str) -> Run:
         completion = llm.complete(
             [
-                {"role": "system", "content": SYSTEM.format(marker=llm.marker(text))},
+                {"role": "system", "content": SYSTEM.format(marker=marker)},
                 {"role": "user", "content": prompt},
             ],
             model=model,

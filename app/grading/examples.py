@@ -125,6 +125,7 @@ def most_similar(query: str, candidates: Sequence[str], k: int) -> list[tuple[in
 
 @lru_cache(maxsize=256)
 def _counts(text: str) -> Counter[str]:
-    """How often each term occurs in ``text`` (not to be changed: it is shared). Cached, as
-    the same examples are compared with every new submission of an activity."""
+    """How often each term occurs in ``text`` (not to be changed: it is shared). Cached for a
+    process that ranks the same texts again and again (the calibration benchmark's
+    leave-one-out); a worker's job runs in a fresh fork, where it starts empty."""
     return Counter(terms(text))

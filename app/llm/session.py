@@ -119,9 +119,7 @@ class LLMSession:
                 self._cache.put(key, completion)
         else:
             completion = cached
-        self._record(completion, prompt_hash, params, cached=cached is not None)
-        with self._lock:
-            self._prompts.setdefault(prompt_hash, messages)
+        self._record(completion, messages, prompt_hash, params, cached=cached is not None)
         return completion
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
@@ -164,7 +162,15 @@ class LLMSession:
             kept.append({"prompt_hash": prompt_hash, "messages": shown})
         return kept
 
-    def _record(self, completion: Completion, prompt_hash: str, params: dict, *, cached: bool):
+    def _record(
+        self,
+        completion: Completion,
+        messages: list[dict],
+        prompt_hash: str,
+        params: dict,
+        *,
+        cached: bool,
+    ):
         usage = completion.usage
         record = CallRecord(
             model=completion.model,
@@ -182,6 +188,7 @@ class LLMSession:
         )
         with self._lock:
             self.calls.append(record)
+            self._prompts.setdefault(prompt_hash, messages)
 
 
 @contextmanager

@@ -15,21 +15,9 @@ from app import appeals
 from app.errors import EvaluaitorError, NotFound
 from app.extensions import db
 from app.lti.session import LaunchSession
-from app.models import Activity, Appeal, Submission
+from app.models import Activity
 from app.web.blueprint import bp, staff_session
 from app.web.teacher import on_grader_scale
-
-
-@bp.app_template_global()
-def open_appeal_count(activity: Activity) -> int:
-    """For the class list: how many regrade requests wait for an answer."""
-    return appeals.open_count(activity.id)
-
-
-@bp.app_template_global()
-def appeals_of(submission: Submission) -> list[Appeal]:
-    """For the submission page: the submission's requests and their answers."""
-    return appeals.submission_appeals(submission)
 
 
 @bp.get("/appeals")
@@ -81,4 +69,5 @@ def _queue_page(
         failed=failed,
         error=error,
         form=form or {},
+        answer_max_chars=appeals.MAX_ANSWER_CHARS,
     )

@@ -20,11 +20,9 @@ from app.extensions import db
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError
 from app.lti.nrps import Roster
-from app.models import Activity, JobStatus
+from app.models import Activity
 from app.web.blueprint import bp, staff_session
 
-#: States a regrade starts from (app.review.regrade); others are being graded already.
-REGRADABLE = (JobStatus.COMPLETED, JobStatus.NEEDS_REVIEW, JobStatus.FAILED)
 NOTHING_CHOSEN = _l("Choose at least one submission on the class list, or regrade all.")
 NO_MODEL = _l(
     "No language model is configured (EVALUAITOR_LLM_BASE_URL), and this strategy needs one: "
@@ -109,8 +107,12 @@ def _choose(activity: Activity, values: MultiDict) -> Choice:
     latest = {row.submission.id: row for row in rows if row.submission is not None}
     choice = Choice()
     if values.get("scope") == "all":
-        choice.kept = [row for row in latest.values() if row.grade and row.grade.is_teacher_graded]
-        ids = [row.submission.id for row in latest.values() if row not in choice.kept]
+        ids = []
+        for row in latest.values():
+            if row.grade and row.grade.is_teacher_graded:
+                choice.kept.append(row)
+            else:
+                ids.append(row.submission.id)
     else:
         raw = values.getlist("submission")
         ids = [int(value) for value in raw if value.isascii() and value.isdigit()]
@@ -118,5 +120,5 @@ def _choose(activity: Activity, values: MultiDict) -> Choice:
             raise NotFound(_l("Only this activity's students' latest submissions can be chosen."))
     for submission_id in dict.fromkeys(ids):
         row = latest[submission_id]
-        (choice.ready if row.submission.status in REGRADABLE else choice.busy).append(row)
+        (choice.ready if row.submission.status in review.REGRADABLE else choice.busy).append(row)
     return choice

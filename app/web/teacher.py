@@ -16,7 +16,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy import select
 
-from app import activities, calibration, gradebook, review, spend
+from app import activities, appeals, calibration, gradebook, review, spend
 from app.errors import EvaluaitorError, Forbidden, NotFound
 from app.extensions import db
 from app.grading import registry
@@ -73,6 +73,7 @@ def teacher_page(token: str, session: LaunchSession, activity: Activity):
         filters={"status": status, "show": show, "sort": sort, "order": args.get("order", "asc")},
         statuses=statuses,
         notice=NOTICES.get(args.get("done", "")),
+        open_appeals=appeals.open_count(activity.id),
         llm_configured=bool(current_app.config.get("EVALUAITOR_LLM_BASE_URL"))
         or _grades_without_model(activity),
         own_column=activities.has_own_column(activity.id),
@@ -296,6 +297,7 @@ def _detail(
         events=review.history(submission),
         examples_used=calibration.used_for(submission),
         spent=spend.of_job(submission.job.id),
+        appeal_requests=appeals.submission_appeals(submission),
         strategies=[plugin.name for plugin in registry.all_plugins()],
         error=error.user_message if error else None,
         form=form,

@@ -28,7 +28,7 @@ from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submissi
 from app.models.base import as_utc
 from app.web import appeals as appeal_pages  # noqa: F401 (the teacher's appeal routes join bp)
 from app.web import regrade as regrade_pages  # noqa: F401 (the bulk regrade's routes join bp)
-from app.web.blueprint import bp, safe_return_url
+from app.web.blueprint import activity_submission, bp, safe_return_url
 from app.web.teacher import teacher_page
 
 __all__ = ["bp"]
@@ -79,12 +79,8 @@ def ask_appeal(token: str, submission_id: int):
     session, activity = load_with_activity(token)
     if session.is_staff:
         raise Forbidden(_("Only students ask for a regrade here."))
-    submission = db.session.get(Submission, submission_id)
-    if (
-        submission is None
-        or submission.activity_id != activity.id
-        or submission.user_id != session.user_id
-    ):
+    submission = activity_submission(session, submission_id)
+    if submission.user_id != session.user_id:
         raise NotFound()
     reason = request.form.get("reason", "")
     try:

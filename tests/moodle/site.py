@@ -198,11 +198,12 @@ def form_fields(form: lxml.html.FormElement) -> dict[str, Any]:
 def find_form(page: httpx.Response, form_id: str) -> lxml.html.FormElement:
     """The form whose id is ``form_id`` or starts with it and "_" (Moodle's forms' ids end
     with a random suffix); with ``""``, the page's only form."""
-    for form in forms(page):
+    found = forms(page)
+    for form in found:
         if (form.get("id") or "").split("_")[0] == form_id:
             return form
-    if form_id == "" and len(forms(page)) == 1:  # a page's only form
-        return forms(page)[0]
+    if form_id == "" and len(found) == 1:  # a page's only form
+        return found[0]
     raise AssertionError(
         f"no form #{form_id} on {page.url} (HTTP {page.status_code}): {said(page)}"
     )

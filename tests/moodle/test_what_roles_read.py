@@ -4,8 +4,6 @@ page's words."""
 
 from __future__ import annotations
 
-import re
-
 from app.extensions import db
 from app.models import Activity, Grade
 from tests.documents import docx_bytes
@@ -21,13 +19,10 @@ from tests.moodle.flows import (
 )
 from tests.moodle.site import fill_by_id, find_form, said
 from tests.test_deep_linking import valid_form
+from tests.test_roles_read import text_of
 
 #: mdl_lti_types.state (mod/lti/locallib.php).
 CONFIGURED = 1
-
-
-def words(html: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
 def test_re_registration_says_moodle_kept_the_tool_active(tool, admin, moodle, type_id):
@@ -39,7 +34,7 @@ def test_re_registration_says_moodle_kept_the_tool_active(tool, admin, moodle, t
     )
     assert page.status_code == 200 and str(page.url).startswith(tool.url), said(page)
     assert tool_type(moodle, tool)["state"] == CONFIGURED
-    text = words(page.text)
+    text = text_of(page.text)
     assert "a tool that was active stays active" in text
     assert "Moodle adds the tool as pending" not in text
 
@@ -83,12 +78,12 @@ def test_the_teacher_page_through_moodle_shows_words_not_names(
     tool.wait_for("a graded submission", _graded)
 
     staff = launch(teacher, placed.cmid)
-    page = words(staff.text)
+    page = text_of(staff.text)
     assert "Strategy: Overall judgement against the instructions" in page
     assert "rubric_eval" not in page
     assert "15 / 20" in page
     assert "of 2 students" in page  # the roster from Moodle: both students
-    stats = words(teacher.http.get(str(staff.url) + "stats").text)
+    stats = text_of(teacher.http.get(str(staff.url) + "stats").text)
     assert "1 student has a score" in stats
 
 
@@ -116,7 +111,7 @@ def test_without_accept_grades_the_teacher_page_says_where_grades_go(
         placed.instance,
     )
 
-    text = words(launch(teacher, placed.cmid).text)
+    text = text_of(launch(teacher, placed.cmid).text)
     assert "will create the column “No grades”" in text
 
     tool.llm.reply("Final score: 7/10")
@@ -133,5 +128,5 @@ def test_without_accept_grades_the_teacher_page_says_where_grades_go(
         ),
     )
     assert column[0]["finalgrade"] == 7  # a column of its own ("manual" item): no raw grade
-    text = words(launch(teacher, placed.cmid).text)  # this launch carries the new column
+    text = text_of(launch(teacher, placed.cmid).text)  # this launch carries the new column
     assert "Evaluaitor created the column “No grades” in the course gradebook" in text
