@@ -42,6 +42,16 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_LLM_MAX_RETRIES": 4,
     "EVALUAITOR_LLM_BACKOFF_BASE": 1.0,
     "EVALUAITOR_LLM_CONCURRENCY": 10,
+    # Tokens a model reply may run to. 0: each call's own cap, sized to its answer (a verdict,
+    # a rubric's feedback); a number replaces them all (a reasoning model thinks before it
+    # answers and needs more). An activity's own "longest reply" setting wins over both.
+    "EVALUAITOR_LLM_MAX_TOKENS": 0,
+    # Calls in flight to the model server at once, counted across all workers (app.llm.slots);
+    # a call waits for a free slot up to EVALUAITOR_LLM_SLOT_WAIT seconds, then the grading
+    # waits and is tried again later. 0: 1 for a server on this machine or a private network
+    # (llama.cpp and Ollama compute one reply at a time), 8 for a hosted service.
+    "EVALUAITOR_LLM_MAX_IN_FLIGHT": 0,
+    "EVALUAITOR_LLM_SLOT_WAIT": 300.0,
     # Bounds of the model-reply cache (EVALUAITOR_LLM_CACHE_DIR), whose replies quote students'
     # work: its size in MB (the oldest replies go first) and the days a reply is kept; 0 = none.
     "EVALUAITOR_LLM_CACHE_MAX_MB": 200,

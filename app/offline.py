@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,10 @@ def grade_file(
     job = runner.Job(plugin, assignment, document, params, mask_pii=mask)
     model = assignment.model
     try:
-        with llm_session(config, model=model, force=force, cache_scope=LOCAL_SCOPE) as llm:
+        fresh_since = time.time() if force else None  # replies stored before it are not replayed
+        with llm_session(
+            config, model=model, fresh_since=fresh_since, cache_scope=LOCAL_SCOPE
+        ) as llm:
             result = runner.grade(job, llm, lambda *_: None)
     except LLMNotConfiguredError:
         return line | _failed("No language model is configured (set EVALUAITOR_LLM_BASE_URL).")

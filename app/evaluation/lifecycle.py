@@ -90,7 +90,7 @@ def restart(job: GradingJob, *, fresh: bool) -> bool:
         JobStatus.PENDING,
         commit=False,
         **queued_values(),
-        fresh=fresh,
+        fresh_since=datetime.now(UTC) if fresh else None,
         tries=0,
         retry_at=None,
         handbacks=0,

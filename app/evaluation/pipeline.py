@@ -28,7 +28,7 @@ from app import spend
 from app.catalogue import N_
 from app.evaluation import lifecycle
 from app.evaluation.owners import owner_of
-from app.extensions import db
+from app.extensions import db, redis_connection
 from app.extract import ExtractionError, Kind, extract
 from app.grading import confidence, registry, runner
 from app.grading.base import GradingResult, InputFile, Outcome
@@ -160,7 +160,8 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
         config,
         lambda step, _n, message: progress(1 + step, message),
         tenant_folder=owner.tenant(job),
-        fresh=job.fresh,
+        fresh_since=as_utc(job.fresh_since).timestamp() if job.fresh_since else None,
+        redis=redis_connection(),
     )
     progress(total, N_("Saving the result"))
     return result

@@ -50,6 +50,10 @@ Verdict = Literal["MET", "UNMET"]
 MAX_EVIDENCE_CHARS = 300
 #: How much of an unreadable reply is echoed back when asking again.
 MAX_ECHO_CHARS = 2000
+#: Reply caps (tokens), sized to each answer with room to spare: one verdict with its reason
+#: and evidence, and the overall judgement; several verdicts add one's worth each.
+VERDICT_TOKENS = 300
+HOLISTIC_TOKENS = 500
 
 SYSTEM_PROMPT = f"""\
 You are a careful teacher checking one student's submission against a grading rubric.
@@ -253,7 +257,7 @@ class _Asker:
         task = PER_CRITERION_TASK.format(
             kind=kind, requirement=criterion.requirement, shape=JUDGEMENT_SHAPE
         )
-        return self._ask(task, lambda reply: _judgement(parse_json_reply(reply)))
+        return self._ask(task, lambda reply: _judgement(parse_json_reply(reply)), VERDICT_TOKENS)
 
     def all_criteria(self, rubric: Rubric) -> tuple[list[Judgement] | None, list[str]]:
         ids = [f"C{number}" for number in range(1, len(rubric.criteria) + 1)]
@@ -262,16 +266,18 @@ class _Asker:
             for key, c in zip(ids, rubric.criteria, strict=True)
         )
         task = ONE_SHOT_TASK.format(listing=listing, ids=", ".join(ids), shape=JUDGEMENT_SHAPE)
-        return self._ask(task, lambda reply: _judgements(parse_json_reply(reply), ids))
+        tokens = VERDICT_TOKENS * len(ids)
+        return self._ask(task, lambda reply: _judgements(parse_json_reply(reply), ids), tokens)
 
     def holistic(self, rubric: Rubric) -> tuple[Overall | None, list[str]]:
         listing = "\n".join(
             f"- {c.name} (weight {c.weight:g}): {c.requirement}" for c in rubric.criteria
         )
-        return self._ask(HOLISTIC_TASK.format(listing=listing), _holistic)
+        return self._ask(HOLISTIC_TASK.format(listing=listing), _holistic, HOLISTIC_TOKENS)
 
-    def _ask(self, task: str, parse: Callable[[str], T]) -> tuple[T | None, list[str]]:
-        """The parsed reply (None if it never parsed) and every reply received."""
+    def _ask(self, task: str, parse: Callable[[str], T], tokens: int) -> tuple[T | None, list[str]]:
+        """The parsed reply (None if it never parsed) and every reply received; each reply
+        capped at ``tokens``."""
         instructions = self._job.instructions.strip() or "(no instructions were given)"
         user = USER_PROMPT.format(
             instructions=instructions,
@@ -291,6 +297,7 @@ class _Asker:
                 messages,
                 model=self._job.model,
                 temperature=self._params.temperature,
+                max_tokens=self._llm.reply_cap(tokens),
                 json_mode=True,
             ).content
             replies.append(reply)

@@ -67,6 +67,9 @@ class Category(BaseModel):
     points: float = Field(gt=0)
 
 
+#: Reply cap (tokens) of one grader's run: a score per category and a few issues.
+RUN_TOKENS = 600
+
 DEFAULT_CATEGORIES = (
     Category(name="Syntax & Compilation", points=25),
     Category(name="Logic & Correctness", points=25),
@@ -338,6 +341,7 @@ def _ask_all(
             ],
             model=model,
             temperature=params.temperature,
+            max_tokens=llm.reply_cap(RUN_TOKENS),
             json_mode=True,
         )
         return parse_run(model, framing, completion.content, params.categories)

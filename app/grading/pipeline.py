@@ -73,6 +73,10 @@ from app.llm.session import LLMSession
 
 log = logging.getLogger(__name__)
 
+#: Reply cap (tokens) of each step unless the activity sets one: a summary of a paragraph or
+#: two, an analysis of a few paragraphs, the grade's JSON with its feedback.
+STEP_TOKENS = {"summary": 500, "analysis": 900, "final": 900}
+
 # The prompt texts and the token estimate live in pipeline_prompts; they stay importable here.
 __all__ = [
     "ANALYSIS_INSTRUCTIONS",
@@ -212,7 +216,7 @@ class Pipeline(GradingPlugin):
                 prompt.messages(marker),
                 model=model,
                 temperature=params.temperature,
-                max_tokens=params.max_tokens,
+                max_tokens=params.max_tokens or llm.reply_cap(STEP_TOKENS[step]),
                 json_mode=json_mode,
             )
             replies.append(completion.content)

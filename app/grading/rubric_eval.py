@@ -57,6 +57,11 @@ Student submission ({kind}):
 {fenced}"""
 
 
+#: Reply cap (tokens) unless the activity sets one: a score, a criterion breakdown and a few
+#: paragraphs of feedback.
+REPLY_TOKENS = 1500
+
+
 def _format_number(value: float) -> str:
     return f"{value:g}"
 
@@ -105,7 +110,7 @@ class RubricEval(GradingPlugin):
             messages,
             model=job.model,
             temperature=params.temperature,
-            max_tokens=params.max_tokens,
+            max_tokens=params.max_tokens or llm.reply_cap(REPLY_TOKENS),
         )
         progress(2, self.steps, N_("Reading the score"))
         return _result(completion.content, job, {"truncated_input": truncated})

@@ -91,15 +91,23 @@ def grade_with_model(
     progress: Progress,
     *,
     tenant_folder: str,
-    fresh: bool = False,
+    fresh_since: float | None = None,
+    redis: Any = None,
 ) -> GradingResult:
     """Grade ``job`` in a model session made from ``config``, recording the wall time in the
     provenance: the path of every background job (submissions and API evaluations). Model
     replies are cached in the tenant's folder (app.tenants), so they go with the tenant;
-    ``fresh`` asks the model again instead (a person's regrade)."""
+    ``fresh_since`` (a person's regrade, asked for at that time.time()) replays only replies
+    received since. ``redis`` shares the count of calls in flight with the other workers."""
     started = time.monotonic()
-    model = job.assignment.model
-    with llm_session(config, model=model, cache_scope=tenant_folder, force=fresh) as llm:
+    session = llm_session(
+        config,
+        model=job.assignment.model,
+        cache_scope=tenant_folder,
+        fresh_since=fresh_since,
+        redis=redis,
+    )
+    with session as llm:
         try:
             result = grade(job, llm, progress)
         except Exception as exc:

@@ -69,9 +69,14 @@ class ReplyCache:
         self._dir = scope_path(directory, scope) if scope else self._root
         self._limits = limits
 
-    def get(self, key: str) -> Completion | None:
+    def get(self, key: str, *, since: float | None = None) -> Completion | None:
+        """The reply stored under ``key``; with ``since`` (a time.time()), only one stored
+        at or after that time."""
+        path = self._dir / key[:2] / f"{key}.json"
         try:
-            data = json.loads((self._dir / key[:2] / f"{key}.json").read_text())
+            if since is not None and path.stat().st_mtime < since:
+                return None
+            data = json.loads(path.read_text())
             return Completion(**{**data, "usage": Usage(**data["usage"])})
         except (OSError, ValueError, TypeError, KeyError):
             return None

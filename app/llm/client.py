@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from app.llm.errors import (
     LLMTimeoutError,
     request_error_message,
 )
+from app.llm.slots import ServerSlots, default_limit
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,8 @@ class LLMSettings:
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     temperature: float = 0.1
+    #: Tokens a reply may run to when the caller names no cap (every strategy names one).
+    max_tokens: int = 1024
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,13 @@ class Completion:
     attempts: int
     elapsed_ms: int
     finish_reason: str | None
+    #: Of ``elapsed_ms``, the time spent waiting for a free slot of the server (app.llm.slots).
+    queued_ms: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        """The reply stopped at its token cap, not where the model meant to end it."""
+        return self.finish_reason == "length"
 
 
 class LLMClient:
@@ -73,9 +84,11 @@ class LLMClient:
         settings: LLMSettings,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        slots: ServerSlots | None = None,
     ) -> None:
         self.settings = settings
         self._sleep = sleep
+        self._queued = threading.local()
         self._url = f"{settings.base_url.rstrip('/')}/chat/completions"
         try:
             scheme = httpx.URL(self._url).scheme
@@ -83,6 +96,7 @@ class LLMClient:
             raise LLMNotConfiguredError(f"invalid LLM base URL: {exc}") from exc
         if scheme not in ("http", "https"):
             raise LLMNotConfiguredError("LLM base URL must start with http:// or https://")
+        self._slots = slots or ServerSlots(settings.base_url, default_limit(settings.base_url))
         headers = {"Accept": "application/json", "User-Agent": "Evaluaitor"}
         if settings.api_key:
             headers["Authorization"] = f"Bearer {settings.api_key}"
@@ -110,7 +124,9 @@ class LLMClient:
         seed: int | None = None,
         json_mode: bool = False,
     ) -> Completion:
-        """Send one chat completion request and return the assistant's reply.
+        """Send one chat completion request and return the assistant's reply, at most
+        ``max_tokens`` long (the settings' cap when None: a request never goes uncapped, or a
+        small model rambles to the end of its context while the client times out).
 
         ``json_mode`` asks for ``response_format: {"type": "json_object"}``. Many
         OpenAI-compatible servers (vLLM, Ollama, LAMB, ...) reject that field with a 400, so
@@ -118,13 +134,13 @@ class LLMClient:
         still ask for JSON in the prompt and validate what comes back.
         """
         started = time.monotonic()
+        self._queued.seconds = 0.0
         body: dict[str, Any] = {
             "model": model or self.settings.model,
             "messages": messages,
             "temperature": self.settings.temperature if temperature is None else temperature,
+            "max_tokens": self.settings.max_tokens if max_tokens is None else max_tokens,
         }
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
         if seed is not None:
             body["seed"] = seed
         if json_mode and self._json_mode_supported:
@@ -151,7 +167,9 @@ class LLMClient:
             attempt += 1
             can_retry = attempt <= self.settings.max_retries
             try:
-                response = self._http.post(self._url, json=body)
+                with self._slots.hold() as waited:
+                    self._queued.seconds += waited
+                    response = self._http.post(self._url, json=body)
             except httpx.TransportError as exc:
                 if not can_retry:
                     raise self._transport_error(exc, attempt) from exc
@@ -234,6 +252,7 @@ class LLMClient:
             attempts=attempts,
             elapsed_ms=int((time.monotonic() - started) * 1000),
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+            queued_ms=int(self._queued.seconds * 1000),
         )
 
     def _redact(self, text: str) -> str:
@@ -280,8 +299,10 @@ def _retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-def client_from_config(config: Mapping[str, Any]) -> LLMClient | None:
-    """Build a client from Flask-style config; None when no base URL is configured."""
+def client_from_config(config: Mapping[str, Any], *, redis: Any = None) -> LLMClient | None:
+    """Build a client from Flask-style config; None when no base URL is configured. With a
+    ``redis`` connection the calls in flight to the server are counted across all workers
+    (app.llm.slots), otherwise in this process."""
     base_url = str(config.get("EVALUAITOR_LLM_BASE_URL") or "").strip()
     if not base_url:
         return None
@@ -301,13 +322,27 @@ def client_from_config(config: Mapping[str, Any]) -> LLMClient | None:
                 ),
             ) from exc
 
-    return LLMClient(
-        LLMSettings(
-            base_url=base_url,
-            api_key=str(config.get("EVALUAITOR_LLM_API_KEY") or "").strip() or None,
-            model=str(config.get("EVALUAITOR_LLM_MODEL") or "").strip(),
-            timeout=number("EVALUAITOR_LLM_TIMEOUT", defaults.timeout, float),
-            max_retries=number("EVALUAITOR_LLM_MAX_RETRIES", defaults.max_retries, int),
-            backoff_base=number("EVALUAITOR_LLM_BACKOFF_BASE", defaults.backoff_base, float),
-        )
+    timeout = number("EVALUAITOR_LLM_TIMEOUT", defaults.timeout, float)
+    settings = LLMSettings(
+        base_url=base_url,
+        api_key=str(config.get("EVALUAITOR_LLM_API_KEY") or "").strip() or None,
+        model=str(config.get("EVALUAITOR_LLM_MODEL") or "").strip(),
+        timeout=timeout,
+        max_retries=number("EVALUAITOR_LLM_MAX_RETRIES", defaults.max_retries, int),
+        backoff_base=number("EVALUAITOR_LLM_BACKOFF_BASE", defaults.backoff_base, float),
+        max_tokens=number("EVALUAITOR_LLM_MAX_TOKENS", 0, int) or defaults.max_tokens,
     )
+    try:
+        # An unset limit is 0: decided by where the server is (app.llm.slots.default_limit).
+        limit = number("EVALUAITOR_LLM_MAX_IN_FLIGHT", 0, int) or default_limit(base_url)
+    except httpx.InvalidURL as exc:
+        raise LLMNotConfiguredError(f"invalid LLM base URL: {exc}") from exc
+    slots = ServerSlots(
+        base_url,
+        limit,
+        redis=redis,
+        lease_seconds=timeout + 30,
+        max_wait=number("EVALUAITOR_LLM_SLOT_WAIT", 300.0, float),
+        prefix=str(config.get("EVALUAITOR_QUEUE_PREFIX") or "evaluaitor"),
+    )
+    return LLMClient(settings, slots=slots)

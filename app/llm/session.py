@@ -3,8 +3,11 @@
 Plugins call :meth:`LLMSession.complete` exactly as they would the client. The session
 
 - answers from a content-addressed cache (model + messages + parameters) so regrading
-  unchanged text costs no call, unless the job is forced; the cache is the tenant's own and
-  bounded in size and age (:mod:`app.llm.cache`);
+  unchanged text costs no call; a fresh grading (a person's regrade) replays only replies
+  received since it was asked for, so when one of its calls fails and the grading is tried
+  again later, the replies already received are kept and only the failed call is made again;
+  the cache is the tenant's own and bounded in size and age (:mod:`app.llm.cache`);
+- caps every reply (:meth:`LLMSession.reply_cap`) and records when a reply was cut there;
 - runs at most ``max_concurrency`` calls at once, also through :meth:`map`;
 - records every call (model, prompt hash, parameters, tokens, time, cache hit) for the
   grade's provenance, and the messages of each distinct prompt, so a teacher can read exactly
@@ -53,6 +56,12 @@ class CallRecord:
     elapsed_ms: int
     attempts: int
     cached: bool
+    #: Why the reply ended ("stop", "length"...), as the server said; None if it did not.
+    finish_reason: str | None = None
+    #: The reply was cut at ``max_tokens``: what it says may be incomplete.
+    truncated: bool = False
+    #: Of ``elapsed_ms``, waiting for a free slot of the server (app.llm.slots).
+    queued_ms: int = 0
 
 
 class LLMSession:
@@ -64,9 +73,10 @@ class LLMSession:
         temperature: float = DEFAULT_TEMPERATURE,
         seed: int | None = None,
         cache: ReplyCache | None = None,
-        force: bool = False,
+        fresh_since: float | None = None,
         max_concurrency: int = 4,
         secret: str = "",
+        max_tokens: int = 0,
     ) -> None:
         self._client = client
         self._secret = secret.encode()
@@ -74,7 +84,8 @@ class LLMSession:
         self.temperature = temperature
         self.seed = seed
         self._cache = cache
-        self._force = force
+        self._fresh_since = fresh_since
+        self._max_tokens = max_tokens
         self._slots = threading.BoundedSemaphore(max(1, max_concurrency))
         self._max_concurrency = max(1, max_concurrency)
         self._lock = threading.Lock()
@@ -84,6 +95,11 @@ class LLMSession:
     @property
     def is_configured(self) -> bool:
         return self._client is not None
+
+    def reply_cap(self, fits: int) -> int:
+        """The ``max_tokens`` of a call whose answer ``fits`` in that many tokens, unless the
+        administrator set one for every call (EVALUAITOR_LLM_MAX_TOKENS)."""
+        return self._max_tokens or fits
 
     def marker(self, text: str) -> str:
         """A delimiter code for ``text`` that its author cannot predict (keyed by a secret)
@@ -111,7 +127,7 @@ class LLMSession:
         }
         prompt_hash = _digest(messages)
         key = _digest({"messages": prompt_hash, **params})
-        cached = None if self._force or self._cache is None else self._cache.get(key)
+        cached = None if self._cache is None else self._cache.get(key, since=self._fresh_since)
         if cached is None:
             with self._slots:
                 completion = self._client.complete(messages, **params)
@@ -138,6 +154,7 @@ class LLMSession:
             "calls": [asdict(c) for c in calls],
             "llm_calls": sum(not c.cached for c in calls),
             "cache_hits": sum(c.cached for c in calls),
+            "truncated_replies": sum(c.truncated for c in calls),
             "prompt_tokens": sum(c.prompt_tokens or 0 for c in calls if not c.cached),
             "completion_tokens": sum(c.completion_tokens or 0 for c in calls if not c.cached),
             "total_tokens": sum(c.total_tokens or 0 for c in calls if not c.cached),
@@ -185,6 +202,9 @@ class LLMSession:
             elapsed_ms=0 if cached else completion.elapsed_ms,
             attempts=0 if cached else completion.attempts,
             cached=cached,
+            finish_reason=completion.finish_reason,
+            truncated=completion.truncated,
+            queued_ms=0 if cached else completion.queued_ms,
         )
         with self._lock:
             self.calls.append(record)
@@ -197,14 +217,17 @@ def llm_session(
     *,
     cache_scope: str,
     model: str | None = None,
-    force: bool = False,
+    fresh_since: float | None = None,
+    redis: Any = None,
 ) -> Iterator[LLMSession]:
     """A session from settings; without ``EVALUAITOR_LLM_BASE_URL`` it has no client and
     any call raises LLMNotConfiguredError (strategies that need no model still run).
 
-    Its cached replies are the tenant's named by ``cache_scope`` (see :mod:`app.llm.cache`).
+    Its cached replies are the tenant's named by ``cache_scope`` (see :mod:`app.llm.cache`);
+    with ``fresh_since`` (a time.time()) only those stored since then are replayed. With a
+    ``redis`` connection, calls in flight to the server are counted across workers.
     """
-    client = client_from_config(config)
+    client = client_from_config(config, redis=redis)
     cache_dir = config.get("EVALUAITOR_LLM_CACHE_DIR")
     limits = CacheLimits(
         max_bytes=int(config["EVALUAITOR_LLM_CACHE_MAX_MB"] * 1024 * 1024),
@@ -215,9 +238,10 @@ def llm_session(
             client,
             model=model or config.get("EVALUAITOR_LLM_MODEL"),
             cache=ReplyCache(cache_dir, scope=cache_scope, limits=limits) if cache_dir else None,
-            force=force,
+            fresh_since=fresh_since,
             max_concurrency=int(config["EVALUAITOR_LLM_CONCURRENCY"]),
             secret=str(config.get("SECRET_KEY") or ""),
+            max_tokens=int(config.get("EVALUAITOR_LLM_MAX_TOKENS") or 0),
         )
     finally:
         if client is not None:

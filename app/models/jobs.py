@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     JSON,
-    Boolean,
     CheckConstraint,
     DateTime,
     Float,
@@ -128,8 +127,11 @@ class GradingJob(Timestamped, db.Model):
     #: Times a worker stopped or died while grading it: a job that kills its worker again
     #: and again is failed rather than handed back forever.
     handbacks: Mapped[int] = mapped_column(Integer, default=0)
-    #: Ask the model afresh (a person's regrade): cached replies serve only automatic work.
-    fresh: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: When a person asked for a fresh grading (a regrade): the model's replies cached before
+    #: it are not replayed; those received since are (an earlier try of this same grading, cut
+    #: short by one failed call, keeps the answers it got). None: automatic work, which
+    #: replays any cached reply.
+    fresh_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     error_message: Mapped[str | None] = mapped_column(Text)
     #: For administrators and API clients: what kind of failure (never a stack trace).

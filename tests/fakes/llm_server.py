@@ -67,7 +67,22 @@ def estimated_usage(messages: list, content: str) -> dict[str, int]:
     }
 
 
+def capped(content: str, max_tokens: object) -> tuple[str, str]:
+    """``content`` cut where a server stops at ``max_tokens`` (by estimate_tokens' pieces),
+    with the finish reason it gives: "length" when cut, else "stop"."""
+    if not isinstance(max_tokens, int) or estimate_tokens(content) <= max_tokens:
+        return content, "stop"
+    kept, used = [], 0
+    for piece in _PIECES.findall(content):
+        used += max(1, math.ceil(len(piece.strip() or piece) / 6))
+        if used > max_tokens:
+            break
+        kept.append(piece)
+    return "".join(kept), "length"
+
+
 def _completion(request: dict, content: str, usage: dict | None) -> Response:
+    content, finish_reason = capped(content, request.get("max_tokens"))
     if usage is None:
         usage = estimated_usage(request.get("messages") or [], content)
     return _json(
@@ -80,7 +95,7 @@ def _completion(request: dict, content: str, usage: dict | None) -> Response:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                 }
             ],
             "usage": usage,

@@ -24,6 +24,8 @@ def run(tmp_path, fake_llm):
             "EVALUAITOR_LLM_MODEL": "fake-model",
             "EVALUAITOR_LLM_BACKOFF_BASE": 0.01,
             "EVALUAITOR_LLM_MAX_RETRIES": 1,
+            # Four in flight: the fake on 127.0.0.1 would otherwise get one, as a local server.
+            "EVALUAITOR_LLM_MAX_IN_FLIGHT": 4,
             "EVALUAITOR_LLM_CACHE_DIR": str(tmp_path / "cache"),
             "DATABASE_URL": f"sqlite:///{tmp_path / 'never-created.db'}",
         }

@@ -10,13 +10,15 @@ import pytest
 from app.llm import LLMClient, LLMNotConfiguredError, LLMSettings
 from app.llm.jsonreply import parse_json_reply
 from app.llm.session import MAX_MESSAGE_CHARS, MAX_PROMPTS_CHARS, LLMSession, ReplyCache
+from app.llm.slots import ServerSlots
 
 MESSAGES = [{"role": "user", "content": "Grade this."}]
 
 
 @pytest.fixture
 def client(fake_llm):
-    with LLMClient(LLMSettings(base_url=fake_llm.url, model="m", backoff_base=0.01)) as client:
+    settings = LLMSettings(base_url=fake_llm.url, model="m", backoff_base=0.01)
+    with LLMClient(settings, slots=ServerSlots(fake_llm.url, 8)) as client:
         yield client
 
 
@@ -35,12 +37,26 @@ def test_unchanged_request_is_answered_from_the_cache(fake_llm, client, tmp_path
     assert len(fake_llm.requests) == 3
 
 
-def test_forced_session_ignores_the_cache(fake_llm, client, tmp_path):
-    fake_llm.set_default("ok")
+def test_a_fresh_session_replays_only_replies_received_since_it_was_asked_for(
+    fake_llm, client, tmp_path
+):
+    """A regrade asks again what was cached before it; a retry of that same regrade (one of its
+    calls failed) replays what the regrade already received and asks only the rest."""
+    fake_llm.set_default(lambda body: "reply to " + body["messages"][0]["content"])
     cache = ReplyCache(tmp_path)
+    other = [{"role": "user", "content": "the other question"}]
     LLMSession(client, model="m", cache=cache).complete(MESSAGES)
-    LLMSession(client, model="m", cache=cache, force=True).complete(MESSAGES)
-    assert len(fake_llm.requests) == 2
+    LLMSession(client, model="m", cache=cache).complete(other)
+    asked = time.time()
+    regrade = LLMSession(client, model="m", cache=cache, fresh_since=asked)
+    regrade.complete(MESSAGES)
+    assert len(fake_llm.requests) == 3  # the cached reply was older than the regrade
+
+    retry = LLMSession(client, model="m", cache=cache, fresh_since=asked)
+    retry.complete(MESSAGES)
+    retry.complete(other)
+    assert len(fake_llm.requests) == 4  # only the question the regrade had not received
+    assert [c["cached"] for c in retry.provenance()["calls"]] == [True, False]
 
 
 def test_calls_are_recorded_for_provenance(fake_llm, client):

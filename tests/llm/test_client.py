@@ -115,11 +115,18 @@ def test_normal_reply_parses_content_usage_and_sends_request_fields(
 def test_defaults_come_from_settings_and_optional_fields_are_omitted(
     fake: FakeLLM, make_client: MakeClient
 ) -> None:
+    """A request never goes uncapped: with no cap named, the settings' applies (a small model
+    otherwise writes to the end of its context while the client times out)."""
     fake.reply("ok")
 
-    make_client(temperature=0.3).complete(MESSAGES)
+    make_client(temperature=0.3, max_tokens=700).complete(MESSAGES)
 
-    assert fake.requests[0] == {"model": "grader-model", "messages": MESSAGES, "temperature": 0.3}
+    assert fake.requests[0] == {
+        "model": "grader-model",
+        "messages": MESSAGES,
+        "temperature": 0.3,
+        "max_tokens": 700,
+    }
 
 
 def test_no_api_key_sends_no_authorization_header(fake: FakeLLM, make_client: MakeClient) -> None:
