@@ -80,7 +80,9 @@ def run_command(host: str, port: int, worker: bool) -> None:
 def _use_local_llm(config: Config) -> None:
     """Look for a model server on this machine and say what was found; when one answers,
     its URL and model go into this app's settings and into the environment, which the
-    worker inherits."""
+    worker inherits. When none does, the web app and the worker look again every
+    EVALUAITOR_LLM_PROBE_EVERY seconds, so a server started later is used (and the essays
+    that waited for it are graded)."""
     from app.llm import discovery
 
     try:
@@ -91,7 +93,8 @@ def _use_local_llm(config: Config) -> None:
     if server is None:
         looked = (
             "no OpenAI-compatible server answered on 127.0.0.1 "
-            f"(ports {', '.join(map(str, ports))})"
+            f"(ports {', '.join(map(str, ports))}); looking again every "
+            f"{config['EVALUAITOR_LLM_PROBE_EVERY']:g} s"
             if ports
             else "looking for a local one is off (EVALUAITOR_LLM_PROBE_PORTS)"
         )
@@ -100,16 +103,36 @@ def _use_local_llm(config: Config) -> None:
             "course's programming activity is graded without one (program tests). To grade "
             "with a model, set EVALUAITOR_LLM_BASE_URL, e.g. http://127.0.0.1:11434/v1 for Ollama."
         )
+        if ports:
+            os.environ[discovery.WATCH_VARIABLE] = "1"  # the worker looks too
+            _watch_for_llm(config, ports, lambda server: _say_found(config, server))
         return
+    _say_found(config, server)
+    model = discovery.adopt(config, server)
+    os.environ["EVALUAITOR_LLM_BASE_URL"] = server.base_url
+    os.environ["EVALUAITOR_LLM_MODEL"] = model
+
+
+def _say_found(config: Config, server) -> None:
     model = server.choose_model(config["EVALUAITOR_LLM_MODEL"])
     offered = ", ".join(server.models[:10]) + (", ..." if len(server.models) > 10 else "")
     click.echo(f"Found an OpenAI-compatible server at {server.base_url} offering: {offered}")
     if model != config["EVALUAITOR_LLM_MODEL"]:
         click.echo(f"EVALUAITOR_LLM_MODEL ({config['EVALUAITOR_LLM_MODEL']}) is not offered there.")
     click.echo(f"Grading with model {model} at {server.base_url}")
-    config.update(EVALUAITOR_LLM_BASE_URL=server.base_url, EVALUAITOR_LLM_MODEL=model)
-    os.environ["EVALUAITOR_LLM_BASE_URL"] = server.base_url
-    os.environ["EVALUAITOR_LLM_MODEL"] = model
+
+
+def _watch_for_llm(config: Config, ports: tuple[int, ...], on_found) -> None:
+    """Look for a model server in a daemon thread while none is configured."""
+    from app.llm import discovery
+
+    threading.Thread(
+        target=discovery.watch,
+        args=(config, ports, on_found),
+        kwargs={"every": config["EVALUAITOR_LLM_PROBE_EVERY"], "stop": threading.Event()},
+        daemon=True,
+        name="llm-discovery",
+    ).start()
 
 
 def _start_practice(app, tool_url: str):
@@ -154,17 +177,30 @@ def worker_command(burst: bool) -> None:
     from app.extensions import redis_connection
     from app.jobs import queue, tasks
     from app.jobs.worker import preload, sweep_forever, work
+    from app.llm import discovery
 
     app = current_app._get_current_object()
     tasks.use_app(app)
     preload()
     if not burst:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
+    if os.environ.get(discovery.WATCH_VARIABLE) and not app.config["EVALUAITOR_LLM_BASE_URL"]:
+        ports = discovery.probe_ports(app.config["EVALUAITOR_LLM_PROBE_PORTS"])
+        _watch_for_llm(app.config, ports, lambda _server: _grade_what_waited(app))
     work(
         lambda: [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
         redis_connection,
         burst=burst,
     )
+
+
+def _grade_what_waited(app) -> None:
+    """A model server was found: grade the essays that failed for want of one."""
+    from app.evaluation.pipeline import grade_what_waited_for_a_model
+
+    with app.app_context():
+        count = grade_what_waited_for_a_model()
+    click.echo(f"A model server was found: {count} submission(s) that waited for it are in line.")
 
 
 @cli.command("requeue")

@@ -52,6 +52,9 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # (llama.cpp and Ollama compute one reply at a time), 8 for a hosted service.
     "EVALUAITOR_LLM_MAX_IN_FLIGHT": 0,
     "EVALUAITOR_LLM_SLOT_WAIT": 300.0,
+    # Seconds between two looks for a model server on this machine, while `evaluaitor run`
+    # has none (see EVALUAITOR_LLM_PROBE_PORTS).
+    "EVALUAITOR_LLM_PROBE_EVERY": 30.0,
     # Bounds of the model-reply cache (EVALUAITOR_LLM_CACHE_DIR), whose replies quote students'
     # work: its size in MB (the oldest replies go first) and the days a reply is kept; 0 = none.
     "EVALUAITOR_LLM_CACHE_MAX_MB": 200,

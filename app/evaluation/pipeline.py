@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from flask import current_app
+from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from app import spend
@@ -34,6 +35,7 @@ from app.grading import confidence, registry, runner
 from app.grading.base import GradingResult, InputFile, Outcome
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError
+from app.jobs import queue
 from app.llm import LLMError, LLMNotConfiguredError
 from app.llm.errors import (
     LLMConnectionError,
@@ -99,6 +101,20 @@ def run(job_id: int, token: str | None) -> None:
     except Exception as exc:
         log.exception("grading job %s crashed", job.id)
         _fail(job, token, CRASHED, exc)
+
+
+def grade_what_waited_for_a_model() -> int:
+    """Put back in line the jobs that failed because no model was configured, once one is
+    (``evaluaitor run`` found a server on this machine); returns how many."""
+    jobs = db.session.scalars(
+        select(GradingJob).where(
+            GradingJob.status == JobStatus.FAILED, GradingJob.error_message == NO_LLM_MESSAGE
+        )
+    ).all()
+    restarted = [job for job in jobs if lifecycle.restart(job, fresh=False)]
+    db.session.commit()
+    queue.dispatch(*restarted)
+    return len(restarted)
 
 
 def _claim(job: GradingJob, token: str | None) -> bool:

@@ -59,7 +59,7 @@ Student submission ({kind}):
 
 #: Reply cap (tokens) unless the activity sets one: a score, a criterion breakdown and a few
 #: paragraphs of feedback.
-REPLY_TOKENS = 1500
+REPLY_TOKENS = 800
 
 
 def _format_number(value: float) -> str:

@@ -2,25 +2,42 @@
 ``EVALUAITOR_LLM_BASE_URL``: a newcomer with Ollama or LM Studio running gets grading at once.
 
 Only ``127.0.0.1`` is ever asked, on a short list of ports (the local servers' defaults, or
-``EVALUAITOR_LLM_PROBE_PORTS``), with ``GET /v1/models`` and a short timeout. A port counts
-only when it answers as the OpenAI API does: 200, JSON, ``data`` listing models with an
-``id``; anything else there (a web page, a 404, another service) is passed over. Proxy
-settings of the environment are ignored: the question is about this machine.
+``EVALUAITOR_LLM_PROBE_PORTS``), with ``GET /v1/models``. A port where nothing listens refuses
+at once; one that accepts is waited for patiently (PROBE_READ_TIMEOUT), because a server
+computing a reply answers its model list only after it (llama.cpp serves one request at a
+time). A port counts only when it answers as the OpenAI API does: 200, JSON, ``data`` listing
+models with an ``id``; anything else there (a web page, a 404, another service) is passed over.
+Proxy settings of the environment are ignored: the question is about this machine.
+
+A server started after Evaluaitor is found too: :func:`watch` looks again every
+``EVALUAITOR_LLM_PROBE_EVERY`` seconds while no server is known (``evaluaitor run`` watches in
+the web process and in its worker, which then puts back in line the work that failed for
+want of a model).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import threading
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+log = logging.getLogger(__name__)
+
 HOST = "127.0.0.1"
 #: Ollama, LM Studio, vLLM, llama.cpp's server: their default ports, asked in this order.
 DEFAULT_PORTS = (11434, 1234, 8000, 8080)
-#: Seconds per port: a local server answers its model list at once.
-PROBE_TIMEOUT = 0.5
+#: Seconds to connect: where nothing listens, the refusal is immediate.
+CONNECT_TIMEOUT = 0.5
+#: Seconds a port that accepted the connection has to answer: a busy server answers after the
+#: request it is computing (capped replies take well under a minute on a small CPU model).
+PROBE_READ_TIMEOUT = 60.0
+#: The environment variable ``evaluaitor run`` sets for its worker: look for a server while
+#: none is configured.
+WATCH_VARIABLE = "EVALUAITOR_LLM_DISCOVER"
 #: What turns discovery off in ``EVALUAITOR_LLM_PROBE_PORTS``.
 OFF = frozenset({"off", "none", "0"})
 
@@ -56,18 +73,50 @@ def probe_ports(setting: str | None) -> tuple[int, ...]:
     return ports
 
 
-def find_local_server(ports: Sequence[int], timeout: float = PROBE_TIMEOUT) -> LocalServer | None:
+def find_local_server(
+    ports: Sequence[int], read_timeout: float = PROBE_READ_TIMEOUT
+) -> LocalServer | None:
     """The first port of ``ports`` on 127.0.0.1 that answers as an OpenAI-compatible server
     offering at least one model, or None."""
     for port in ports:
-        server = _probe(port, timeout)
+        server = _probe(port, read_timeout)
         if server is not None:
             return server
     return None
 
 
-def _probe(port: int, timeout: float) -> LocalServer | None:
+def adopt(config: MutableMapping[str, Any], server: LocalServer) -> str:
+    """Grade with ``server`` from now on: its URL and the model chosen into ``config``;
+    returns the model."""
+    model = server.choose_model(config.get("EVALUAITOR_LLM_MODEL"))
+    config.update(EVALUAITOR_LLM_BASE_URL=server.base_url, EVALUAITOR_LLM_MODEL=model)
+    return model
+
+
+def watch(
+    config: MutableMapping[str, Any],
+    ports: Sequence[int],
+    on_found: Callable[[LocalServer], None],
+    *,
+    every: float,
+    stop: threading.Event,
+) -> None:
+    """Until ``stop``, look for a server every ``every`` seconds while ``config`` names none;
+    the first found is adopted and handed to ``on_found`` (run it in a daemon thread)."""
+    while not stop.wait(every):
+        if config.get("EVALUAITOR_LLM_BASE_URL"):
+            return
+        server = find_local_server(ports)
+        if server is not None:
+            model = adopt(config, server)
+            log.info("found a model server at %s; grading with %s", server.base_url, model)
+            on_found(server)
+            return
+
+
+def _probe(port: int, read_timeout: float) -> LocalServer | None:
     base_url = f"http://{HOST}:{port}/v1"
+    timeout = httpx.Timeout(read_timeout, connect=CONNECT_TIMEOUT)
     try:
         response = httpx.get(f"{base_url}/models", timeout=timeout, trust_env=False)
     except httpx.HTTPError:  # nothing listens, or it does not speak HTTP in time

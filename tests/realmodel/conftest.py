@@ -1,0 +1,64 @@
+"""The model server the tests talk to, through a recording relay.
+
+``scripts/model-server.sh`` starts llama.cpp's server with SmolLM2-135M and writes where it
+listens to a JSON file named by EVALUAITOR_MODEL_SERVER (scripts/test.sh does this). Or set
+EVALUAITOR_LLM_BASE_URL (with EVALUAITOR_LLM_MODEL, EVALUAITOR_LLM_API_KEY) to run the same
+tests against a capable server; EVALUAITOR_LLM_ENSEMBLE_MODELS names the ensemble's two models
+there (two names of the server's, comma-separated). Without either the tests are skipped, saying
+how to run them; under CI that is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.realmodel.recorder import Recorder
+
+HOW = "no model server: run `bash scripts/model-server.sh test` (or set EVALUAITOR_LLM_BASE_URL)"
+
+
+@dataclass(frozen=True)
+class ModelServer:
+    base_url: str
+    model: str
+    second_model: str
+    api_key: str | None = None
+
+
+def _server() -> ModelServer | None:
+    if path := os.environ.get("EVALUAITOR_MODEL_SERVER"):
+        with open(path) as handle:
+            found = json.load(handle)
+        # llama.cpp answers any model name with its one model: two names make two graders.
+        return ModelServer(found["base_url"], found["model"], "second-grader")
+    if base_url := os.environ.get("EVALUAITOR_LLM_BASE_URL"):
+        model = os.environ.get("EVALUAITOR_LLM_MODEL") or "gpt-4o-mini"
+        models = [
+            m.strip() for m in os.environ.get("EVALUAITOR_LLM_ENSEMBLE_MODELS", "").split(",")
+        ]
+        second = models[1] if len(models) == 2 and models[1] else model + "-second"
+        return ModelServer(
+            base_url, models[0] or model, second, os.environ.get("EVALUAITOR_LLM_API_KEY")
+        )
+    return None
+
+
+@pytest.fixture(scope="session")
+def model_server() -> ModelServer:
+    server = _server()
+    if server is None:
+        if os.environ.get("CI"):
+            pytest.fail(HOW)
+        pytest.skip(HOW)
+    return server
+
+
+@pytest.fixture(scope="session")
+def relay(model_server: ModelServer) -> Iterator[Recorder]:
+    with Recorder(model_server.base_url, model_server.api_key) as recorder:
+        yield recorder
