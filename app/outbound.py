@@ -20,7 +20,6 @@ read what an internal service answered. Every such request goes through :func:`c
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 import re
 import socket
@@ -33,6 +32,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpcore
 import httpx
+
+from app import safe_json
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -352,18 +353,18 @@ def fetch_json(http: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:
     response = fetch(http, method, url, **kwargs)
     check_status(response)
     try:
-        return json.loads(response.content)
+        return safe_json.loads(response.content)
     except ValueError as exc:
         raise OutboundError(
-            f"{method} {_for_log(url)!r}: the answer is not JSON",
-            summary="the answer is not JSON",
+            f"{method} {_for_log(url)!r}: the answer is not JSON ({exc})",
+            summary="the answer is not JSON (or nests too deeply)",
         ) from exc
 
 
 def _refusal_code(body: bytes) -> str | None:
     text = body[:2000].decode("utf-8", "replace").strip()
     try:
-        document = json.loads(text)
+        document = safe_json.loads(text)
     except ValueError:
         document = None
     if isinstance(document, dict):

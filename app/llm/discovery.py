@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 
+from app import safe_json
+
 HOST = "127.0.0.1"
 #: Ollama, LM Studio, vLLM, llama.cpp's server: their default ports, asked in this order.
 DEFAULT_PORTS = (11434, 1234, 8000, 8080)
@@ -75,7 +77,7 @@ def _probe(port: int, timeout: float) -> LocalServer | None:
     if response.status_code != 200:
         return None
     try:
-        body = response.json()
+        body = safe_json.loads(response.content)
     except ValueError:  # a web page, or something else that is not JSON
         return None
     models = _model_ids(body)

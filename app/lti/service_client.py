@@ -23,7 +23,7 @@ import httpx
 import jwt
 from redis import Redis
 
-from app import outbound
+from app import outbound, safe_json
 from app.lti import claims
 from app.lti.keys import ToolKey
 from app.models import Platform
@@ -147,7 +147,7 @@ class ServiceClient:
 
     def _json(self, response: httpx.Response) -> Any:
         try:
-            return response.json()
+            return safe_json.loads(response.content)
         except ValueError as exc:
             raise self.error(
                 f"platform answered {response.status_code} with a body that is not JSON",
