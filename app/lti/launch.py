@@ -299,7 +299,7 @@ def validated_launch(platform: Platform, deployment: Deployment) -> StrictMessag
         outbound.Limits(
             config["EVALUAITOR_JWKS_TIMEOUT"],
             MAX_KEY_SET_BYTES,
-            bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
+            outbound.private_access(config),
         ),
     )
     try:

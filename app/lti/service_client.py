@@ -56,13 +56,13 @@ class ServiceClient:
         *,
         scopes: list[str] | None = None,
         timeout: float = 20.0,
-        allow_private: bool = False,
+        private: outbound.PrivateAccess = outbound.NO_PRIVATE,
     ) -> None:
         self._platform = platform
         self._granted = set(scopes or ())
         self._key = key
         self._redis = redis
-        self._http = outbound.client(outbound.Limits(timeout, MAX_ANSWER_BYTES, allow_private))
+        self._http = outbound.client(outbound.Limits(timeout, MAX_ANSWER_BYTES, private))
 
     def close(self) -> None:
         self._http.close()
