@@ -14,6 +14,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from app import admin, api, errors, i18n, redaction
 from app import config as settings
 from app.extensions import db, init_db, init_redis, migrate
+from app.safe_json import BoundedJSONProvider
 from app.text import clean_name, clean_text, reveal_hidden
 from app.uploads import UploadRequest
 
@@ -26,6 +27,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
 
     app = Flask(__name__, instance_path=os.environ.get("EVALUAITOR_INSTANCE_DIR"))
     app.request_class = UploadRequest
+    app.json = BoundedJSONProvider(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     app.config.from_mapping(settings.load(app.instance_path))
     if test_config:

@@ -367,6 +367,8 @@ def rubric_from_text(text: str) -> Rubric | None:
         raise RubricError(
             _l("The rubric is not valid YAML or JSON: %(problem)s", problem=_first_line(exc))
         ) from exc
+    except RecursionError as exc:  # PyYAML recurses in Python per nested [ or {: a clean stop
+        raise RubricError(_l("The rubric nests lists or mappings too deeply.")) from exc
     if not isinstance(data, dict | list):
         raise RubricError(_l("The rubric must be a list of criteria or have a 'criteria' list."))
     return parse_rubric(data)

@@ -316,6 +316,36 @@ def platform_remove(platform_id: int) -> None:
     click.echo(f"Removed platform {platform_id}, its files and its cached model replies.")
 
 
+@cli.command("registration-link")
+@click.argument("lms")
+@click.option(
+    "--tool-url",
+    required=True,
+    help="This tool's public address as the LMS reaches it, e.g. https://evaluaitor.school.edu",
+)
+@click.option("--hours", type=float, default=None, help="Valid for (default: the setting).")
+@with_appcontext
+def registration_link_command(lms: str, tool_url: str, hours: float | None) -> None:
+    """Make a one-time LTI Dynamic Registration link for the LMS at LMS (its address, e.g.
+    https://moodle.school.edu); paste it into the LMS's tool registration page."""
+    from app.lti import registration_links
+
+    if not tool_url.startswith(("https://", "http://")):
+        raise click.BadParameter(
+            f"must be an http(s) URL, got {tool_url!r}", param_hint="--tool-url"
+        )
+    hours = current_app.config["EVALUAITOR_REGISTRATION_LINK_HOURS"] if hours is None else hours
+    try:
+        made = registration_links.create(lms, hours=hours)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="LMS") from exc
+    click.echo(
+        f"Registration link for {made.link.lms_origin}, usable once within {hours:g} h:",
+        err=True,
+    )
+    click.echo(f"{tool_url.rstrip('/')}/lti/register/{made.token}")
+
+
 @cli.group("activity")
 def activity_group() -> None:
     """See and change how activities are graded."""

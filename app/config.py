@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from app import outbound
+
 #: Environment variables that are read as-is (strings), with their defaults.
 _STRING_SETTINGS: dict[str, str | None] = {
     "SECRET_KEY": None,
@@ -32,6 +34,12 @@ _STRING_SETTINGS: dict[str, str | None] = {
     # Bearer token for the REST API's admin endpoints (organizations, database status);
     # unset, those endpoints refuse every request.
     "EVALUAITOR_ADMIN_TOKEN": None,
+    # Private hosts and networks that URLs others chose (an LMS's keys and services, Dynamic
+    # Registration, callbacks) may reach, comma-separated: host names
+    # (``moodle.school.lan``, at any private address but loopback and link-local) and
+    # networks or addresses (``10.2.0.0/16``, ``127.0.0.1``). Unset: public addresses only
+    # (with EVALUAITOR_PRACTICE on, loopback too: the practice platform lives on localhost).
+    "EVALUAITOR_ALLOWED_PRIVATE_HOSTS": None,
 }
 
 #: Numeric settings with their defaults (type taken from the default).
@@ -104,12 +112,14 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_SIGN_IN_FAILURE_WINDOW": 900,
     # REST API callbacks: seconds per delivery attempt.
     "EVALUAITOR_CALLBACK_TIMEOUT": 10.0,
-    # 1: requests to URLs that others chose (Dynamic Registration, an LMS's keys and services,
-    # callbacks) may go to private, loopback, link-local and other non-public addresses. Off:
-    # whoever opens /lti/register could make us call our own network. On for labs and a
-    # Moodle on 127.0.0.1. Read from EVALUAITOR_CALLBACK_ALLOW_PRIVATE too (its old name).
-    # Unset, it follows EVALUAITOR_PRACTICE: the practice platform lives on localhost.
+    # Discouraged (use EVALUAITOR_ALLOWED_PRIVATE_HOSTS): 1 lets requests to URLs that others
+    # chose go to every private, loopback, link-local and other non-public address, so an API
+    # client's callback or an LMS's endpoint could reach any internal service. For a lab or
+    # tests on one machine. Read from EVALUAITOR_CALLBACK_ALLOW_PRIVATE too (its old name).
     "EVALUAITOR_ALLOW_PRIVATE_URLS": 0,
+    # Hours an admin's Dynamic Registration link (/admin, `evaluaitor registration-link`)
+    # stays usable; it is used up by the registration it starts.
+    "EVALUAITOR_REGISTRATION_LINK_HOURS": 24,
     # Seconds a launch waits for the platform's public keys (the whole request).
     "EVALUAITOR_JWKS_TIMEOUT": 5.0,
     # /lti/register calls per client address and window (seconds): it makes us call the URL
@@ -117,6 +127,9 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     "EVALUAITOR_REGISTER_RATE_LIMIT": 10,
     "EVALUAITOR_REGISTER_RATE_WINDOW": 600,
 }
+
+#: What the practice platform (on localhost) needs to reach: loopback, and nothing else.
+PRACTICE_NETWORKS = ("127.0.0.0/8", "::1")
 
 #: Former names of settings (deprecated), still read when the current name is not set.
 _FORMER_NAMES = {"EVALUAITOR_ALLOW_PRIVATE_URLS": ("EVALUAITOR_CALLBACK_ALLOW_PRIVATE",)}
@@ -140,15 +153,19 @@ def load(instance_path: str) -> dict[str, Any]:
     config: dict[str, Any] = {
         key: env.get(key, default) or default for key, default in _STRING_SETTINGS.items()
     }
-    unset = set()
     for key, default in _NUMERIC_SETTINGS.items():
         names = (key, *_FORMER_NAMES.get(key, ()))
         raw = next((env[name] for name in names if env.get(name) not in (None, "")), None)
-        if raw is None:
-            unset.add(key)
         config[key] = default if raw is None else type(default)(raw)
-    if "EVALUAITOR_ALLOW_PRIVATE_URLS" in unset:  # the practice platform lives on localhost
-        config["EVALUAITOR_ALLOW_PRIVATE_URLS"] = config["EVALUAITOR_PRACTICE"]
+    if config["EVALUAITOR_PRACTICE"]:  # the practice platform lives on localhost
+        allowed = config["EVALUAITOR_ALLOWED_PRIVATE_HOSTS"]
+        config["EVALUAITOR_ALLOWED_PRIVATE_HOSTS"] = ",".join(
+            filter(None, [allowed, *PRACTICE_NETWORKS])
+        )
+    try:
+        outbound.private_access(config)
+    except ValueError as exc:
+        raise ValueError(f"EVALUAITOR_ALLOWED_PRIVATE_HOSTS: {exc}") from exc
 
     instance = Path(instance_path)
     config["DATABASE_URL"] = config["DATABASE_URL"] or f"sqlite:///{instance / 'evaluaitor.db'}"

@@ -5,10 +5,12 @@ server connects. Without care they could make it call its own network (loopback,
 cloud's metadata service), hold a worker with a server that answers one byte a second, or
 read what an internal service answered. Every such request goes through :func:`client`:
 
-- The host is resolved once and, unless ``allow_private``, every address must be public; an
-  address that carries an IPv4 address (IPv4-mapped, NAT64, 6to4, Teredo) is judged by that
-  address. The connection goes to an address that was checked, never to a second lookup a
-  rebinding DNS server could answer differently; the Host header, TLS SNI and the
+- The host is resolved once and every address must be public, or allowed by the client's
+  :class:`PrivateAccess`: a network the operator named (``10.2.0.0/16``), or a host name the
+  operator named (``moodle.school.lan``) resolving to a private address; an address that
+  carries an IPv4 address (IPv4-mapped, NAT64, 6to4, Teredo) is judged by that address.
+  The connection goes to an address that was checked, never to a second lookup a rebinding
+  DNS server could answer differently; the Host header, TLS SNI and the
   certificate check keep the name.
 - One deadline per request, however slowly the server sends its headers or body; a cap on
   the body; redirects are not followed; http and https only; no proxy from the environment
@@ -19,13 +21,13 @@ read what an internal service answered. Every such request goes through :func:`c
 
 from __future__ import annotations
 
+import functools
 import ipaddress
-import json
 import math
 import re
 import socket
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
@@ -34,6 +36,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpcore
 import httpx
 
+from app import safe_json
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 #: Prefixes whose addresses carry an IPv4 address in their last 32 bits (RFC 6052 NAT64).
@@ -41,6 +45,9 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 #: RFC 8215 local-use NAT64: the operator picks where the IPv4 address sits, and the prefix
 #: is never global, so it is refused as a whole.
 _LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+#: A DNS name as an operator writes it in a setting (letters, digits, hyphens, dots).
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_HOST_NAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
 #: A refusal code an LMS may answer with (Moodle: "token_already_used"), fit for a log line.
 _REFUSAL_CODE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
@@ -63,19 +70,84 @@ class _Refused(OutboundError):
     def __init__(self, detail: str) -> None:
         super().__init__(
             detail,
-            summary="refused: only http(s) URLs whose host resolves to public addresses (not "
-            "private, loopback or reserved ones) are called",
+            summary="refused: only http(s) URLs whose host resolves to public addresses (or "
+            "private ones the administrator allowed) are called",
         )
+
+
+@dataclass(frozen=True)
+class PrivateAccess:
+    """Which non-public addresses may be called: one school's Moodle on ``10.2.0.7`` must not
+    open every private address to whoever can make the tool call a URL.
+
+    ``networks``: any host whose address lies in one of them. ``hosts``: these names (exact,
+    case-insensitive), at whatever private address DNS gives them, but never loopback or
+    link-local (a cloud's metadata service), which need a network to be named.
+    ``everything``: the former single switch (``EVALUAITOR_ALLOW_PRIVATE_URLS=1``), for a
+    lab or a test on one machine.
+    """
+
+    hosts: frozenset[str] = frozenset()
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    everything: bool = False
+
+    @classmethod
+    def parse(cls, allowed: str, *, everything: bool = False) -> PrivateAccess:
+        """From a comma-separated list of host names and networks (``10.2.0.0/16``, an
+        address alone is a network of one); raises ValueError naming a bad entry."""
+        hosts, networks = set(), []
+        for entry in (part.strip().lower().rstrip(".") for part in allowed.split(",")):
+            if not entry:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                if not _HOST_NAME.fullmatch(entry):
+                    raise ValueError(f"{entry!r} is neither a host name nor a network") from None
+                hosts.add(entry)
+        return cls(frozenset(hosts), tuple(networks), everything)
+
+    def allows(self, host: str, address: IPAddress) -> bool:
+        """Whether ``host`` may be called at the non-public ``address``."""
+        if self.everything:
+            return True
+        judged = _embedded_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else None
+        judged = judged or [address]
+        if all(any(inner in network for network in self.networks) for inner in judged):
+            return True
+        return host.lower().rstrip(".") in self.hosts and not any(
+            inner.is_loopback or inner.is_link_local for inner in [address, *judged]
+        )
+
+
+#: No private address at all: the default.
+NO_PRIVATE = PrivateAccess()
+#: Every private address (the old switch; tests that run every peer on 127.0.0.1).
+ANY_PRIVATE = PrivateAccess(everything=True)
+
+
+def private_access(config: Mapping[str, Any]) -> PrivateAccess:
+    """The operator's policy from the app's settings: EVALUAITOR_ALLOWED_PRIVATE_HOSTS, and
+    the discouraged EVALUAITOR_ALLOW_PRIVATE_URLS that opens every private address."""
+    return _parsed(
+        str(config.get("EVALUAITOR_ALLOWED_PRIVATE_HOSTS") or ""),
+        bool(config.get("EVALUAITOR_ALLOW_PRIVATE_URLS")),
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(allowed: str, everything: bool) -> PrivateAccess:
+    return PrivateAccess.parse(allowed, everything=everything)
 
 
 @dataclass(frozen=True)
 class Limits:
     """What one client allows: seconds per request (the whole request, not per read), body
-    bytes, and whether private, loopback and link-local addresses may be called."""
+    bytes, and which private, loopback and link-local addresses may be called."""
 
     timeout: float
     max_bytes: int
-    allow_private: bool
+    private: PrivateAccess = NO_PRIVATE
 
 
 # --- the address rule ----------------------------------------------------------------------
@@ -107,24 +179,28 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address
     return None
 
 
-def resolve(host: str, port: int, *, allow_private: bool) -> list[str]:
+def resolve(host: str, port: int, *, private: PrivateAccess) -> list[str]:
     """The addresses to connect to for ``host``, looked up once; raises OutboundError when
-    the name does not resolve or, unless ``allow_private``, any address is not public."""
+    the name does not resolve or any address is neither public nor allowed by ``private``
+    (checked on what DNS answered, so a public name pointing inside is caught)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
         raise _Refused(f"{host!r} does not resolve: {exc}") from exc
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-    if not allow_private:
-        for raw in addresses:
-            if not is_public(ipaddress.ip_address(raw.split("%", 1)[0])):
-                raise _Refused(f"{host!r} resolves to {raw}, which is not a public address")
+    for raw in addresses:
+        address = ipaddress.ip_address(raw.split("%", 1)[0])
+        if not is_public(address) and not private.allows(host, address):
+            raise _Refused(
+                f"{host!r} resolves to {raw}, which is not a public address nor an allowed "
+                "private one (EVALUAITOR_ALLOWED_PRIVATE_HOSTS)"
+            )
     if not addresses:
         raise _Refused(f"{host!r} resolves to no address")
     return addresses
 
 
-def check_url(url: str, *, allow_private: bool) -> None:
+def check_url(url: str, *, private: PrivateAccess) -> None:
     """Refuse a URL before storing it: http(s) with a host that resolves as :func:`resolve`
     allows. The connection checks again (DNS can change)."""
     try:
@@ -134,7 +210,7 @@ def check_url(url: str, *, allow_private: bool) -> None:
         raise _Refused(f"{_for_log(url)!r} is not a valid URL") from exc
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _Refused(f"{_for_log(url)!r} is not an http(s) URL with a host")
-    resolve(parts.hostname, port, allow_private=allow_private)
+    resolve(parts.hostname, port, private=private)
 
 
 # --- the transport -------------------------------------------------------------------------
@@ -183,8 +259,8 @@ class _DeadlineStream(httpcore.NetworkStream):
 class _PinnedBackend(httpcore.NetworkBackend):
     """httpcore's socket backend, connecting only to addresses :func:`resolve` checked."""
 
-    def __init__(self, allow_private: bool) -> None:
-        self._allow_private = allow_private
+    def __init__(self, private: PrivateAccess) -> None:
+        self._private = private
         self._sockets = httpcore.SyncBackend()
 
     def connect_tcp(
@@ -195,7 +271,7 @@ class _PinnedBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
-        addresses = resolve(host, port, allow_private=self._allow_private)
+        addresses = resolve(host, port, private=self._private)
         for address in addresses[:-1]:  # like socket.create_connection: the next on refusal
             try:
                 return self._connect(address, port, timeout, local_address, socket_options)
@@ -273,7 +349,7 @@ class _GuardedTransport(httpx.HTTPTransport):
         self._pool = httpcore.ConnectionPool(
             # SSL_CERT_FILE / SSL_CERT_DIR still name extra CAs (a lab's own CA)
             ssl_context=httpx.create_ssl_context(trust_env=True),
-            network_backend=_PinnedBackend(limits.allow_private),
+            network_backend=_PinnedBackend(limits.private),
         )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -352,18 +428,18 @@ def fetch_json(http: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:
     response = fetch(http, method, url, **kwargs)
     check_status(response)
     try:
-        return json.loads(response.content)
+        return safe_json.loads(response.content)
     except ValueError as exc:
         raise OutboundError(
-            f"{method} {_for_log(url)!r}: the answer is not JSON",
-            summary="the answer is not JSON",
+            f"{method} {_for_log(url)!r}: the answer is not JSON ({exc})",
+            summary="the answer is not JSON (or nests too deeply)",
         ) from exc
 
 
 def _refusal_code(body: bytes) -> str | None:
     text = body[:2000].decode("utf-8", "replace").strip()
     try:
-        document = json.loads(text)
+        document = safe_json.loads(text)
     except ValueError:
         document = None
     if isinstance(document, dict):

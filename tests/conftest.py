@@ -191,6 +191,14 @@ def browser(live_tool) -> Iterator[httpx.Client]:
         yield client
 
 
+def registration_path(lms_url: str) -> str:
+    """``/lti/register/<token>``: a Dynamic Registration link an admin made for the LMS whose
+    configuration lives at ``lms_url`` (its origin is what the link is tied to)."""
+    from app.lti import registration_links
+
+    return "/lti/register/" + registration_links.create(lms_url, hours=1).token
+
+
 def run_jobs(*names: str) -> None:
     """Run the queued jobs (and immediate retries) in this process, as a worker would."""
     queues = [queue.queue(name) for name in names or (queue.GRADING, queue.PASSBACK)]

@@ -303,8 +303,9 @@ def test_rubric_is_imported_from_a_file_and_exported_back(browser, platform, liv
         ),
         ("just words", "list of criteria"),
         ('{"criteria": []}', "at least 1"),
+        ("criteria: " + "[" * 20_000, "too deeply"),
     ],
-    ids=["python-tag", "python-name", "huge", "alias-bomb", "scalar", "empty"],
+    ids=["python-tag", "python-name", "huge", "alias-bomb", "scalar", "empty", "deep"],
 )
 def test_hostile_or_invalid_rubric_text_is_refused(browser, platform, live_tool, text, message):
     page = start_setup(browser, platform, live_tool)

@@ -62,8 +62,9 @@ def test_roster_lists_every_enrolled_student_across_pages(
         ({"status": 0, "delay": 0}, "could not be reached"),
         ({"status": 200, "body": {"id": "x", "members": "everyone"}}, "could not be read"),
         ({"status": 200, "body": "<html>Moodle error</html>"}, "could not be read"),
+        ({"status": 200, "body": '{"members": ' + "[" * 50_000}, "could not be read"),
     ],
-    ids=["500", "403", "timeout", "hang-up", "malformed", "not-json"],
+    ids=["500", "403", "timeout", "hang-up", "malformed", "not-json", "nested-too-deep"],
 )
 def test_roster_failure_falls_back_to_students_with_submissions(
     app, browser, platform, live_tool, course, fault, reason

@@ -3,6 +3,7 @@ state cookie), and every service it answers, including what it refuses."""
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -433,6 +434,18 @@ def test_deep_linking_return_refuses_bad_responses(http, app, practice_platform,
     assert response.status_code in (400, 401)
     links = PracticeState(practice_platform.data_dir / "state.json").links
     assert set(links) == {"practice-link-1", exercise.LINK_ID}
+
+
+@pytest.mark.parametrize("part", [0, 1])
+def test_deep_linking_return_refuses_a_deeply_nested_jwt(http, practice_platform, part):
+    """130 kB of brackets in the header or the payload: 401 before PyJWT reads either."""
+    segments = [b'{"alg": "RS256", "kid": "k"}', b'{"iss": "x"}']
+    segments[part] = b'{"x": ' + b"[" * 65_000 + b"]" * 65_000 + b"}"
+    token = ".".join(base64.urlsafe_b64encode(s).rstrip(b"=").decode() for s in segments)
+    response = http.post(
+        practice_platform.base_url + "/deep-link-return", data={"JWT": token + ".c2ln"}
+    )
+    assert response.status_code == 401
 
 
 # -- the programming activity: graded with no model -----------------------------------------

@@ -15,6 +15,7 @@ from app import create_app
 from app.extensions import db
 from app.lti import registration
 from app.models import Deployment, Organization, Platform
+from tests.conftest import registration_path
 from tests.fakes.platform import BrowserFlowError, FakePlatform, browser_launch
 
 
@@ -31,7 +32,8 @@ NEUTRAL = "could not complete the registration with the LMS at 127.0.0.1"
 
 def register(browser, moodle: FakePlatform, live_tool: str, *, token: str | None = None):
     token = moodle.registration.token() if token is None else token
-    return browser.get(moodle.registration.start_url(f"{live_tool}/lti/register", token=token))
+    link = live_tool + registration_path(moodle.url)
+    return browser.get(moodle.registration.start_url(link, token=token))
 
 
 def stored_platforms() -> list[Platform]:
@@ -146,7 +148,7 @@ def test_bad_parameters_are_refused(browser, query, status, message):
 def test_an_unreachable_platform_is_named(browser):
     url = f"http://127.0.0.1:{_closed_port()}/openid-configuration"
     response = browser.get(
-        "/lti/register", params={"openid_configuration": url, "registration_token": "t"}
+        registration_path(url), params={"openid_configuration": url, "registration_token": "t"}
     )
     assert response.status_code == 502
     assert NEUTRAL in response.text
@@ -157,7 +159,7 @@ def test_a_platform_that_never_answers_times_out(app, browser, silent_port):
     app.config["EVALUAITOR_AGS_TIMEOUT"] = 0.5
     url = f"http://127.0.0.1:{silent_port}/openid-configuration"
     response = browser.get(
-        "/lti/register", params={"openid_configuration": url, "registration_token": "t"}
+        registration_path(url), params={"openid_configuration": url, "registration_token": "t"}
     )
     assert response.status_code == 502
     assert NEUTRAL in response.text
@@ -214,7 +216,7 @@ def test_a_configuration_that_is_too_large_is_refused(browser, moodle, live_tool
 
 def test_a_configuration_that_is_not_json_is_refused(browser, moodle):
     response = browser.get(
-        "/lti/register",
+        registration_path(moodle.url),
         params={
             "openid_configuration": moodle.url + "/mod/lti/return.php",
             "registration_token": "t",
@@ -256,7 +258,7 @@ def test_the_platform_refuses_bad_tokens_and_nothing_is_stored(
 def test_nothing_of_a_refused_configuration_request_is_shown(browser, moodle):
     """The configuration URL is whatever the caller chose: its answer is never echoed."""
     response = browser.get(
-        "/lti/register",
+        registration_path(moodle.url),
         params={"openid_configuration": moodle.url + "/secret-admin", "registration_token": "t"},
     )
     assert response.status_code == 502

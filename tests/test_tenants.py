@@ -39,7 +39,7 @@ from app.models import (
     ScorePush,
     Submission,
 )
-from tests.conftest import register, run_jobs
+from tests.conftest import register, registration_path, run_jobs
 from tests.documents import ESSAY
 from tests.fakes.platform import STUDENT, TEACHER, FakePlatform, browser_launch
 from tests.test_core_loop import open_activity, upload
@@ -512,7 +512,7 @@ def test_registration_cannot_take_over_another_platform(tenants_ab, browser, liv
     before = snapshot(bravo)
     alpha.fake.registration.configuration_changes["issuer"] = bravo.fake.issuer
     url = alpha.fake.registration.start_url(
-        f"{live_tool}/lti/register", token=alpha.fake.registration.token()
+        live_tool + registration_path(alpha.fake.url), token=alpha.fake.registration.token()
     )
     assert browser.get(url).status_code == 400
     assert snapshot(bravo) == before

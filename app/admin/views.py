@@ -19,8 +19,9 @@ from flask_babel import gettext as _
 from app.admin import auth, overview
 from app.errors import Forbidden
 from app.extensions import csrf
-from app.lti import keys
+from app.lti import keys, registration_links
 from app.models import Deployment, Platform
+from app.models.base import utcnow
 
 bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates")
 
@@ -51,12 +52,36 @@ def index():
         return render_template("admin/disabled.html")
     if not auth.is_signed_in():
         return render_template("admin/sign_in.html")
+    return _index()
+
+
+def _index(**extra: object):
     key_dir = current_app.config["EVALUAITOR_KEY_DIR"]
     return render_template(
         "admin/index.html",
         organizations=overview.organizations(),
         keys=keys.all_keys(key_dir),
+        links=registration_links.recent(),
+        now=utcnow(),
+        **extra,
     )
+
+
+@bp.post("/registration-links")
+def registration_link():
+    """A one-time Dynamic Registration link for one LMS address, shown once on the page
+    (only its hash is kept, and a flash message would carry it in a cookie)."""
+    if not auth.is_signed_in():
+        raise Forbidden(_("Sign in on the admin page first."))
+    address = request.form.get("lms", "")
+    hours = current_app.config["EVALUAITOR_REGISTRATION_LINK_HOURS"]
+    try:
+        made = registration_links.create(address, hours=hours)
+    except ValueError:
+        message = _("The LMS address must be an http(s) address, e.g. https://moodle.school.edu.")
+        return _index(link_error=message, lms=address), 400
+    url = url_for("lti.register", token=made.token, _external=True)
+    return _index(new_link=url, new_link_row=made.link)
 
 
 @bp.post("/sign-in")

@@ -12,7 +12,7 @@ and the last error.
 
 Callback URLs are a server-side request forgery risk: a client could point us at our own
 network. They follow the rules of :mod:`app.outbound` (http(s), public addresses unless
-EVALUAITOR_ALLOW_PRIVATE_URLS, the address checked is the one connected to, one deadline,
+EVALUAITOR_ALLOWED_PRIVATE_HOSTS, the address checked is the one connected to, one deadline,
 no redirects): checked at submission, and again by the connection of each attempt.
 """
 
@@ -55,7 +55,7 @@ def check_url(url: str) -> None:
     """Refuse a callback URL we must not call; InvalidRequest says why (never which address
     the host resolved to: that would tell a client about our network's names)."""
     try:
-        outbound.check_url(url, allow_private=current_app.config["EVALUAITOR_ALLOW_PRIVATE_URLS"])
+        outbound.check_url(url, private=outbound.private_access(current_app.config))
     except outbound.OutboundError as exc:
         raise InvalidRequest(f"callback_url: {exc.summary}.") from exc
 
@@ -96,7 +96,7 @@ class CallbackSender:
         limits = outbound.Limits(
             config["EVALUAITOR_CALLBACK_TIMEOUT"],
             MAX_ANSWER_BYTES,
-            bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
+            outbound.private_access(config),
         )
         try:
             with outbound.client(limits) as http:

@@ -52,6 +52,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from app import safe_json
 from app.catalogue import N_
 
 
@@ -299,8 +300,8 @@ def _from_json(reply: str) -> tuple[bool, ScoreReading | None]:
     start, end = reply.find("{"), reply.rfind("}")
     for text in (reply.strip(), *_fenced_blocks(reply), reply[start : end + 1]):
         try:
-            obj = json.loads(text) if text.startswith("{") else None
-        except (ValueError, RecursionError):
+            obj = safe_json.loads(text) if text.startswith("{") else None
+        except ValueError:
             continue
         if not isinstance(obj, dict):
             continue

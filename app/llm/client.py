@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from app import safe_json
 from app.catalogue import N_
 from app.llm.errors import (
     LLMConnectionError,
@@ -220,7 +221,7 @@ class LLMClient:
             return LLMResponseError(f"malformed completion: {reason}", attempts=attempts)
 
         try:
-            data = response.json()
+            data = safe_json.loads(response.content)
         except ValueError as exc:
             ctype = response.headers.get("Content-Type", "?")
             raise bad(f"body is not JSON (Content-Type {ctype})") from exc

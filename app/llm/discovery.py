@@ -25,6 +25,8 @@ from typing import Any
 
 import httpx
 
+from app import safe_json
+
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
@@ -124,7 +126,7 @@ def _probe(port: int, read_timeout: float) -> LocalServer | None:
     if response.status_code != 200:
         return None
     try:
-        body = response.json()
+        body = safe_json.loads(response.content)
     except ValueError:  # a web page, or something else that is not JSON
         return None
     models = _model_ids(body)

@@ -6,10 +6,10 @@ each fenced block, and each balanced ``{...}`` or ``[...]`` span; the first that
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from app import safe_json
 from app.redaction import redact
 
 #: Characters of an unreadable reply a log line keeps: enough to see what the model did
@@ -26,8 +26,8 @@ def parse_json_reply(text: str) -> Any:
     candidates += _balanced_spans(text)
     for candidate in candidates:
         try:
-            return json.loads(candidate)
-        except (ValueError, RecursionError):  # a hostile reply may nest ten thousand deep
+            return safe_json.loads(candidate)
+        except ValueError:  # JSONTooDeep too: a hostile reply may nest ten thousand deep
             continue
     raise ValueError("no JSON object in the reply")
 

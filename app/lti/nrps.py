@@ -20,6 +20,7 @@ from typing import Any
 from flask_babel import gettext as _
 from redis.exceptions import RedisError
 
+from app import outbound
 from app.extensions import redis_connection
 from app.lti import claims, keys
 from app.lti.service_client import ServiceClient, ServiceError, with_query
@@ -139,7 +140,7 @@ def course_roster(platform: Platform, course: Course | None, config: Mapping[str
             keys.active_key(config["EVALUAITOR_KEY_DIR"]),
             redis_connection(),
             timeout=config["EVALUAITOR_NRPS_TIMEOUT"],
-            allow_private=bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
+            private=outbound.private_access(config),
         ) as client:
             members = client.members(
                 course.memberships_url, page_size=config["EVALUAITOR_NRPS_PAGE_SIZE"]

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from flask import current_app
 from sqlalchemy import func, select
 
+from app import outbound
 from app.evaluation import delivery
 from app.evaluation.lifecycle import new_job_id
 from app.extensions import db, redis_connection
@@ -149,7 +150,7 @@ def ags_client(activity: Activity) -> AgsClient:
         redis_connection(),
         scopes=activity.ags_scopes,
         timeout=config["EVALUAITOR_AGS_TIMEOUT"],
-        allow_private=bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
+        private=outbound.private_access(config),
     )
 
 

@@ -10,7 +10,8 @@ pylti1p3 ships a ``DynamicRegistration`` helper, but it uses ``requests`` withou
 size limits and checks the configuration with ``assert``; the two HTTP calls are made here
 through :mod:`app.outbound` instead, and the document shapes follow the spec.
 
-``/lti/register`` is anonymous and calls the URL it is given, so the page says nothing of
+``/lti/register/<token>`` starts only from a link an admin made for the LMS's address
+(:mod:`app.lti.registration_links`). It is still opened anonymously, so the page says nothing of
 what the other end did: refused, unreachable, slow, an HTTP error, not JSON, or an address
 we do not call all read the same (:class:`ExchangeFailed`); the detail (and a refusal code
 such as Moodle's ``token_already_used``) goes to the server log. Only a configuration that
@@ -192,31 +193,22 @@ def register(
     *,
     timeout: float,
     activate: bool,
-    allow_private: bool,
+    private: outbound.PrivateAccess,
 ) -> tuple[Platform, Deployment]:
     """Run the whole exchange and store the platform; raises RegistrationError.
 
     A new platform is stored active only when ``activate``; an existing one (same issuer and
     client_id) is updated and keeps its state. ``timeout`` bounds each of the two requests as
-    a whole; ``allow_private`` lifts the outbound address rule (labs).
+    a whole; ``private`` names the non-public addresses the outbound rule allows.
     """
-    if not openid_configuration_url or not registration_token:
-        raise RegistrationError(
-            _(
-                "This address is for LTI Dynamic Registration: open it from your LMS's "
-                "tool registration page, which adds the openid_configuration and "
-                "registration_token parameters."
-            ),
-            detail="registration without openid_configuration or registration_token",
-        )
-    _require_http_url(openid_configuration_url, "openid_configuration")
-    limits = outbound.Limits(timeout, MAX_DOCUMENT_BYTES, allow_private)
+    check_parameters(openid_configuration_url, registration_token)
+    limits = outbound.Limits(timeout, MAX_DOCUMENT_BYTES, private)
     try:
         with outbound.client(limits) as http:
             document = outbound.fetch_json(http, "GET", openid_configuration_url)
             configuration = read_platform_configuration(document, openid_configuration_url)
             for endpoint in configuration.endpoints:
-                outbound.check_url(endpoint, allow_private=allow_private)
+                outbound.check_url(endpoint, private=private)
             answer = outbound.fetch_json(
                 http,
                 "POST",
@@ -229,6 +221,20 @@ def register(
         raise ExchangeFailed(host[:255], detail=str(exc)) from exc
     client_id, deployment_id = _read_registration_answer(answer)
     return store(configuration, client_id, deployment_id, activate=activate)
+
+
+def check_parameters(openid_configuration_url: str, registration_token: str) -> None:
+    """Refuse a request that lacks what the LMS adds, before anything else is looked at."""
+    if not openid_configuration_url or not registration_token:
+        raise RegistrationError(
+            _(
+                "This address is for LTI Dynamic Registration: open it from your LMS's "
+                "tool registration page, which adds the openid_configuration and "
+                "registration_token parameters."
+            ),
+            detail="registration without openid_configuration or registration_token",
+        )
+    _require_http_url(openid_configuration_url, "openid_configuration")
 
 
 def read_platform_configuration(document: Any, url: str) -> PlatformConfiguration:

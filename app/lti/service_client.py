@@ -23,7 +23,7 @@ import httpx
 import jwt
 from redis import Redis
 
-from app import outbound
+from app import outbound, safe_json
 from app.lti import claims
 from app.lti.keys import ToolKey
 from app.models import Platform
@@ -56,13 +56,13 @@ class ServiceClient:
         *,
         scopes: list[str] | None = None,
         timeout: float = 20.0,
-        allow_private: bool = False,
+        private: outbound.PrivateAccess = outbound.NO_PRIVATE,
     ) -> None:
         self._platform = platform
         self._granted = set(scopes or ())
         self._key = key
         self._redis = redis
-        self._http = outbound.client(outbound.Limits(timeout, MAX_ANSWER_BYTES, allow_private))
+        self._http = outbound.client(outbound.Limits(timeout, MAX_ANSWER_BYTES, private))
 
     def close(self) -> None:
         self._http.close()
@@ -147,7 +147,7 @@ class ServiceClient:
 
     def _json(self, response: httpx.Response) -> Any:
         try:
-            return response.json()
+            return safe_json.loads(response.content)
         except ValueError as exc:
             raise self.error(
                 f"platform answered {response.status_code} with a body that is not JSON",

@@ -16,11 +16,19 @@ from flask import (
 )
 from flask_babel import lazy_gettext as _l
 
-from app import activities, ratelimit
+from app import activities, outbound, ratelimit
 from app.errors import Forbidden, LaunchError
 from app.extensions import redis_connection
 from app.i18n import LAUNCH_LOCALE
-from app.lti import claims, deep_linking, keys, platform_storage, registration, session
+from app.lti import (
+    claims,
+    deep_linking,
+    keys,
+    platform_storage,
+    registration,
+    registration_links,
+    session,
+)
 from app.lti.launch import launch_registration, unverified_claims, validated_launch
 from app.lti.tool_config import find_platform
 from app.models.base import as_utc, utcnow
@@ -93,12 +101,15 @@ def jwks():
     return response
 
 
-@bp.get("/register")
-def register():
-    """LTI Dynamic Registration, opened by the LMS admin from the LMS's tool registration.
+@bp.get("/register", defaults={"token": ""})
+@bp.get("/register/<token>")
+def register(token: str):
+    """LTI Dynamic Registration, opened by the LMS admin from the LMS's tool registration,
+    with a link an Evaluaitor admin made for that LMS (app.lti.registration_links).
 
-    Anyone may open it and it calls the URL it is given, so each client address gets a few
-    calls per window (request.remote_addr is the client's once ProxyFix trusts the proxy).
+    Without a valid link for the configuration URL's origin nothing is fetched. Anyone may
+    still open it, so each client address gets a few tries per window (request.remote_addr
+    is the client's once ProxyFix trusts the proxy).
     """
     config = current_app.config
     wait = ratelimit.hit(
@@ -114,14 +125,23 @@ def register():
         )
         return render_template("error.html", status=429, message=message), 429, wait.headers
     started = utcnow()
-    platform, deployment = registration.register(
-        request.args.get("openid_configuration", ""),
-        request.args.get("registration_token", ""),
-        _tool_urls(),
-        timeout=config["EVALUAITOR_AGS_TIMEOUT"],
-        activate=bool(config["EVALUAITOR_REGISTRATION_AUTO_ACTIVATE"]),
-        allow_private=bool(config["EVALUAITOR_ALLOW_PRIVATE_URLS"]),
-    )
+    configuration_url = request.args.get("openid_configuration", "")
+    registration_token = request.args.get("registration_token", "")
+    registration.check_parameters(configuration_url, registration_token)
+    link = registration_links.take(token, configuration_url)
+    try:
+        platform, deployment = registration.register(
+            configuration_url,
+            registration_token,
+            _tool_urls(),
+            timeout=config["EVALUAITOR_AGS_TIMEOUT"],
+            activate=bool(config["EVALUAITOR_REGISTRATION_AUTO_ACTIVATE"]),
+            private=outbound.private_access(config),
+        )
+    except Exception:
+        registration_links.give_back(link)
+        raise
+    registration_links.record(link, platform)
     # A platform Evaluaitor knew before: the LMS updated its registration (Moodle's "Update")
     # and keeps the tool's state there, so the page must not call it pending.
     is_update = as_utc(platform.created_at) < started

@@ -2,7 +2,14 @@
 
 from app.models.evaluations import Evaluation
 from app.models.jobs import Callback, GradingJob, JobStatus, ModelUsage, PushStatus
-from app.models.lti import Activity, Course, Deployment, LtiUser, Platform
+from app.models.lti import (
+    Activity,
+    Course,
+    Deployment,
+    LtiUser,
+    Platform,
+    RegistrationLink,
+)
 from app.models.submissions import (
     Appeal,
     AuditEvent,
@@ -31,6 +38,7 @@ __all__ = [
     "Organization",
     "Platform",
     "PushStatus",
+    "RegistrationLink",
     "ScorePush",
     "Submission",
 ]

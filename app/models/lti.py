@@ -8,8 +8,19 @@ scoped to it through a foreign key, which is how tenants stay apart.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -156,3 +167,27 @@ class Activity(Timestamped, db.Model):
     @property
     def has_ags(self) -> bool:
         return bool(self.lineitem_url or self.lineitems_url)
+
+
+class RegistrationLink(Timestamped, db.Model):
+    """An admin's permission for one LTI Dynamic Registration from one LMS address.
+
+    ``/lti/register`` makes the tool fetch the URL it is given, so it starts only from a link
+    an admin made (:mod:`app.lti.registration_links`): the token is kept as its SHA-256, the
+    LMS's origin (``https://moodle.school.edu``) must be the origin of the configuration URL
+    the LMS sends, and the link is used up by the registration it starts.
+    """
+
+    __tablename__ = "registration_link"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    lms_origin: Mapped[str] = mapped_column(String(300))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: Set while a registration runs and when it succeeded; a failed one clears it again.
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    platform_id: Mapped[int | None] = mapped_column(
+        ForeignKey("platform.id", ondelete="SET NULL"), index=True
+    )
+
+    platform: Mapped[Platform | None] = relationship()

@@ -30,6 +30,7 @@ from app.practice.errors import PracticeError
 from app.practice.messages import ToolKeys
 from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
 from app.practice.state import PracticeState
+from app.safe_json import BoundedJSONProvider
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class PracticeSettings:
 def create_practice_app(settings: PracticeSettings) -> Flask:
     """The practice platform's own Flask app (its own origin, its own keys and secret)."""
     app = Flask(__name__)
+    app.json = BoundedJSONProvider(app)
     app.config["PRACTICE"] = settings
     app.config["SECRET_KEY"] = _secret(settings.data_dir)
     # The tool's catalogues (app/translations) and language choice serve these pages too.

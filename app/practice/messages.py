@@ -17,6 +17,7 @@ from flask import current_app
 from flask_babel import gettext as _
 from itsdangerous import BadData, URLSafeTimedSerializer
 
+from app import safe_json
 from app.lti import claims
 from app.lti.keys import active_key
 from app.practice.errors import PracticeError
@@ -175,7 +176,7 @@ class ToolKeys:
             response.raise_for_status()
             return {
                 key["kid"]: jwt.PyJWK(key).key
-                for key in response.json()["keys"]
+                for key in safe_json.loads(response.content)["keys"]
                 if isinstance(key, dict) and key.get("kid")
             }
         except (httpx.HTTPError, ValueError, KeyError, TypeError, jwt.PyJWTError) as exc:
@@ -188,9 +189,9 @@ def verify_tool_jwt(token: str, *, audience: str, required: list[str]) -> dict[s
     """Verify a JWT the tool signed: its key from the tool's JWKS, ``iss`` = our client_id,
     ``aud`` = ``audience``, and the ``required`` claims present. Raises PracticeError (401)."""
     settings = current_app.config["PRACTICE"]
-    try:
-        header = jwt.get_unverified_header(token)
-    except jwt.PyJWTError as exc:
+    try:  # bounded before PyJWT decodes the same JSON again
+        header = safe_json.jwt_parts(token)[0]
+    except ValueError as exc:
         raise PracticeError(401, "invalid_client", f"unreadable JWT: {exc}") from exc
     if header.get("alg") != "RS256" or not isinstance(header.get("kid"), str):
         raise PracticeError(401, "invalid_client", "JWT must be RS256 with a kid")

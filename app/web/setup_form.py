@@ -15,6 +15,7 @@ from typing import Any
 from flask_babel import gettext as _
 from werkzeug.datastructures import FileStorage, MultiDict
 
+from app import safe_json
 from app.extract import ExtractionError, Kind, check, extract, sniff
 from app.grading.base import GradingPlugin
 from app.i18n import localize
@@ -142,7 +143,7 @@ def read_params(plugin: GradingPlugin, form: MultiDict) -> tuple[dict[str, Any],
             continue
         if f.widget == "json":
             try:
-                params[f.name] = json.loads(raw)
+                params[f.name] = safe_json.loads(raw)
             except ValueError as exc:
                 problems[f"params.{f.name}"] = _("This is not valid JSON: %(error)s", error=exc)
             continue

@@ -69,6 +69,12 @@ def test_organization_bodies_must_be_json(admin):
         "/organizations", content=b"{nope", headers={"Content-Type": "application/json"}
     )
     assert broken.status_code == 422 and "JSON" in broken.json()["error"]["message"]
+    deep = admin.post(  # 130 kB of brackets: refused like broken JSON, not a RecursionError
+        "/organizations",
+        content=b'{"external_id": ' + b"[" * 65_000 + b"]" * 65_000 + b"}",
+        headers={"Content-Type": "application/json"},
+    )
+    assert deep.status_code == 422 and "JSON" in deep.json()["error"]["message"]
 
 
 def test_an_organization_can_be_deactivated(admin, tenant):

@@ -3,13 +3,14 @@ registration page in a window, and the close button posts `org.imsglobal.lti.clo
 
 from __future__ import annotations
 
+from tests.conftest import registration_path
 from tests.fakes.platform import FakePlatform
 
 
 def test_the_close_button_tells_the_lms_window_that_registration_is_done(app, live_tool, page):
     with FakePlatform() as moodle:
         url = moodle.registration.start_url(
-            f"{live_tool}/lti/register", token=moodle.registration.token()
+            live_tool + registration_path(moodle.url), token=moodle.registration.token()
         )
         # The LMS's own window, listening as Moodle's registration page does.
         page.evaluate(

@@ -371,6 +371,7 @@ def test_context_length_error_has_a_helpful_message(fake: FakeLLM, make_client: 
         (b'["not", "an", "object"]', "application/json"),
         (b'{"error": {"message": "upstream exploded"}}', "application/json"),
         (b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"),
+        (b'{"choices": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "application/json"),
     ],
     ids=[
         "truncated-json",
@@ -383,6 +384,7 @@ def test_context_length_error_has_a_helpful_message(fake: FakeLLM, make_client: 
         "not-an-object",
         "error-with-200",
         "html-with-200",
+        "nested-too-deep",
     ],
 )
 def test_malformed_bodies_raise_response_error(

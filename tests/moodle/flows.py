@@ -16,6 +16,7 @@ import httpx
 from flask import Flask
 
 from app.extensions import db
+from tests.conftest import registration_path
 from tests.fakes.llm_server import FakeLLM
 from tests.moodle.site import (
     Moodle,
@@ -85,6 +86,11 @@ class Tool:
     def domain(self) -> str:
         return urlsplit(self.url).netloc
 
+    def registration_link(self) -> str:
+        """A one-time Dynamic Registration link for this Moodle, as an admin makes on /admin
+        (or with ``evaluaitor registration-link``)."""
+        return self.url + registration_path(self.moodle.url)
+
     def wait_for(self, what: str, check: Callable[[], Any], seconds: float = 60) -> Any:
         """Poll ``check`` (in the test's app context) until it returns something truthy."""
         return self.stack.wait_for(what, check, seconds)
@@ -105,7 +111,7 @@ def register(admin: Person, tool: Tool, *, update: int | None = None) -> int:
     """Dynamic Registration from Manage tools (``startltiadvregistration.php``); the tool
     type's id. ``update`` re-registers that type, as Moodle offers when the domain is known."""
     start = "/mod/lti/startltiadvregistration.php"
-    params: dict[str, Any] = {"url": tool.url + "/lti/register", "sesskey": admin.sesskey}
+    params: dict[str, Any] = {"url": tool.registration_link(), "sesskey": admin.sesskey}
     page = admin.get(start, **params, type=-1 if update is None else update)
     if "type=0" in page.text:  # Moodle knows the domain: it asks whether to update a type
         page = admin.get(start, **params, type=0)

@@ -28,7 +28,7 @@ CONFIGURED = 1
 def test_re_registration_says_moodle_kept_the_tool_active(tool, admin, moodle, type_id):
     page = admin.get(
         "/mod/lti/startltiadvregistration.php",
-        url=tool.url + "/lti/register",
+        url=tool.registration_link(),
         sesskey=admin.sesskey,
         type=type_id,  # Moodle's "Update" of the known tool
     )

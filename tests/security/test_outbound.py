@@ -27,6 +27,7 @@ from werkzeug.wrappers import Request, Response
 from app import outbound
 from app.extensions import db, redis_connection
 from app.models import Platform
+from tests.conftest import registration_path
 from tests.fakes import sockets
 from tests.fakes.platform import FakePlatform
 from tests.test_registration import behind_a_proxy
@@ -53,9 +54,13 @@ def listener() -> Iterator[sockets.RawServer]:
 
 
 def register(browser: httpx.Client, url: str) -> httpx.Response:
-    return browser.get(
-        "/lti/register", params={"openid_configuration": url, "registration_token": "t"}
-    )
+    """The registration from ``url``, with a link an admin made for its origin (when it has
+    one: the parameter checks come first)."""
+    try:
+        path = registration_path(url)
+    except ValueError:
+        path = "/lti/register"
+    return browser.get(path, params={"openid_configuration": url, "registration_token": "t"})
 
 
 def message_of(page: httpx.Response) -> str:
@@ -152,11 +157,11 @@ def test_registration_refuses_every_spelling_of_a_private_address(
 def test_the_guard_is_installed_in_the_transport(listener):
     """app/outbound replaces httpx's private HTTPTransport._pool: if a new httpx stopped using
     it, requests would bypass the check and this test would see a connection."""
-    limits = outbound.Limits(DEADLINE, 1000, allow_private=False)
+    limits = outbound.Limits(DEADLINE, 1000, private=outbound.NO_PRIVATE)
     with outbound.client(limits) as http, pytest.raises(outbound.OutboundError):
         outbound.fetch(http, "GET", listener.url + "/")
     assert listener.connections == 0
-    with outbound.client(outbound.Limits(DEADLINE, 1000, allow_private=True)) as http:
+    with outbound.client(outbound.Limits(DEADLINE, 1000, private=outbound.ANY_PRIVATE)) as http:
         assert outbound.fetch(http, "GET", listener.url + "/").status_code == 200
     assert listener.connections == 1
 
@@ -184,7 +189,7 @@ def test_the_connection_goes_to_the_address_that_was_checked(monkeypatch, listen
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     monkeypatch.setattr(socket, "create_connection", create_connection)
-    limits = outbound.Limits(DEADLINE, 1000, allow_private=False)
+    limits = outbound.Limits(DEADLINE, 1000, private=outbound.NO_PRIVATE)
     with outbound.client(limits) as http, pytest.raises(outbound.OutboundError):
         outbound.fetch(http, "GET", f"http://rebind.example:{listener.port}/")
     assert lookups == ["rebind.example"]
@@ -210,7 +215,7 @@ def test_tls_keeps_the_name_while_connecting_to_the_checked_address(tmp_path, mo
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # our CA, as a lab would set it
     try:
         url = f"https://localhost:{server.server_port}/"
-        with outbound.client(outbound.Limits(5.0, 1000, allow_private=True)) as http:
+        with outbound.client(outbound.Limits(5.0, 1000, private=outbound.ANY_PRIVATE)) as http:
             assert outbound.fetch(http, "GET", url).text == "ok"
     finally:
         server.shutdown()
@@ -270,7 +275,8 @@ def test_the_endpoints_a_configuration_names_must_be_public_too(
     )
     moodle.registration.configuration_changes[endpoint] = f"http://127.0.0.2:{listener.port}/x"
     token = moodle.registration.token()
-    response = browser.get(moodle.registration.start_url(f"{live_tool}/lti/register", token=token))
+    link = live_tool + registration_path(moodle.url)
+    response = browser.get(moodle.registration.start_url(link, token=token))
     assert response.status_code == 502
     assert message_of(response) == NEUTRAL.format(host="127.0.0.1")
     assert moodle.registration.registrations == []
@@ -318,7 +324,7 @@ def test_the_page_is_the_same_whatever_the_other_end_did(app, browser, caplog):
 def test_a_drip_is_cut_off_at_the_deadline(handler):
     """httpx's read timeout is per read; a byte a second would never trip it."""
     with sockets.RawServer(handler) as server:
-        limits = outbound.Limits(DEADLINE, 10_000_000, allow_private=True)
+        limits = outbound.Limits(DEADLINE, 10_000_000, private=outbound.ANY_PRIVATE)
         started = time.monotonic()
         with outbound.client(limits) as http, pytest.raises(outbound.OutboundError) as failed:
             outbound.fetch(http, "GET", server.url + "/")
@@ -339,7 +345,7 @@ def test_a_dripping_platform_does_not_hold_the_registration(app, browser):
 
 @pytest.mark.parametrize("announced", [True, False], ids=["content-length", "until-close"])
 def test_an_oversized_answer_is_refused(announced):
-    limits = outbound.Limits(DEADLINE, 1000, allow_private=True)
+    limits = outbound.Limits(DEADLINE, 1000, private=outbound.ANY_PRIVATE)
     with (
         sockets.RawServer(sockets.http_answer(200, b"x" * 2000, announced=announced)) as server,
         outbound.client(limits) as http,
@@ -353,7 +359,7 @@ def test_redirects_are_not_followed(listener):
     location = f"{listener.url}/internal".encode()
     answer = b"HTTP/1.1 302 Found\r\nLocation: " + location + b"\r\nContent-Length: 0\r\n\r\n"
     with sockets.RawServer(lambda connection, _: connection.sendall(answer)) as server:
-        with outbound.client(outbound.Limits(DEADLINE, 1000, allow_private=True)) as http:
+        with outbound.client(outbound.Limits(DEADLINE, 1000, private=outbound.ANY_PRIVATE)) as http:
             response = outbound.fetch(http, "GET", server.url + "/")
         with pytest.raises(outbound.OutboundError, match="HTTP 302"):
             outbound.check_status(response)
