@@ -11,7 +11,7 @@ from app.extensions import db
 from app.lti.ags import scores_url
 from app.lti.passback import plain_comment
 from app.models import Activity, JobStatus, ScorePush, Submission
-from tests.conftest import run_jobs
+from tests.conftest import announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
 from tests.test_review import act, graded, latest, teacher
@@ -131,7 +131,7 @@ def test_hold_policy_announces_pending_manual_and_sends_the_grade_on_release(
     configure(release_policy="hold_all")
     llm.reply(GOOD_REPLY)
     upload(browser, page, "essay.txt", ESSAY.encode())
-    run_jobs()
+    announce_then_grade()
     assert progress(platform) == [
         ("Submitted", "PendingManual", None),
         ("Completed", "PendingManual", None),
