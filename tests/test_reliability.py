@@ -31,7 +31,7 @@ from tests import processes
 from tests.conftest import POSTGRES_URL, run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
-from tests.test_review import act, teacher
+from tests.test_review import act, essay, teacher
 
 #: Settings the worker process reads from its environment, as the test's app has them.
 PASSED_ON = (
@@ -328,6 +328,48 @@ def test_postgresql_dropping_every_connection_mid_job_is_survived(
     db.session.commit()
     stack.wait_for("the grade in the gradebook", lambda: scored(platform))
     assert job_of().status == JobStatus.COMPLETED
+
+
+#: A dozen students, as in the class where two of them lost their grade.
+CLASS = [str(n) for n in range(10, 22)]
+
+
+@pytest.mark.parametrize("lms", ["slow", "failing, then slow"])
+def test_every_grade_stays_in_the_gradebook_with_two_workers(
+    stack, browser, platform, llm, live_tool, lms
+):
+    """Two workers, a dozen students, an LMS that takes two seconds to take a score (and,
+    in the second case, first refuses the class's "submitted" pushes at once with 503,
+    retried a second later): a student's "submitted" and "graded" pushes are in the workers
+    at the same time. The gradebook ends with every student's grade, FullyGraded, and no
+    push reached it after the grade (Moodle, like the fake, clears the grade of any later
+    score that is not FullyGraded). Before pushes kept to their student's lane, the second
+    case lost one or two students' grades each run."""
+    llm.set_default(GOOD_REPLY)
+    platform.slow_down("scores", 2)
+    if lms != "slow":
+        platform.fail_next("scores", 503, times=len(CLASS))
+    for sub in CLASS:
+        platform.enrol(sub)
+    stack.start_worker()
+    stack.start_worker()
+    for sub in CLASS:
+        page = open_activity(browser, platform, live_tool, user=sub)
+        assert upload(browser, page, "essay.txt", essay(sub)).status_code == 303
+
+    def settled() -> bool:
+        pushes = db.session.query(ScorePush).all()
+        graded = {p.user.sub for p in pushes if p.kind == passback.GRADED}
+        return graded == set(CLASS) and all(p.status != PushStatus.PENDING for p in pushes)
+
+    stack.wait_for("every push sent or overtaken", settled, seconds=180)
+    lost = [sub for sub in CLASS if (platform.grade_for(sub) or {}).get("scoreGiven") != 8]
+    assert not lost, f"{len(lost)} students lost their grade: {lost}"
+    for sub in CLASS:
+        assert platform.grade_for(sub)["gradingProgress"] == "FullyGraded"
+        received = [score for score in platform.scores if score["userId"] == sub]
+        assert received[-1]["gradingProgress"] == "FullyGraded", (sub, received)
+    assert not db.session.query(ScorePush).filter_by(status=PushStatus.FAILED).count()
 
 
 # -- in this process: the core's own rules -------------------------------------------------
