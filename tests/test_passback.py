@@ -6,11 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.evaluation import sweeper
+from app.evaluation import delivery, sweeper
 from app.extensions import db
+from app.jobs import queue
+from app.lti import passback
 from app.lti.ags import scores_url
-from app.lti.passback import plain_comment
-from app.models import Activity, JobStatus, ScorePush, Submission
+from app.lti.passback import GRADED, SUBMITTED, plain_comment
+from app.models import Activity, JobStatus, PushStatus, ScorePush, Submission
 from tests.conftest import announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
@@ -113,6 +115,71 @@ def test_sweeper_hands_back_grading_that_a_dead_worker_abandoned(browser, platfo
     assert status(browser, page)["status"] == "pending"
     run_jobs()
     assert status(browser, page)["status"] == "completed"
+
+
+# -- one student's pushes: one at a time, the newest only --------------------------------
+
+
+def test_a_submitted_push_still_queued_when_the_grade_is_ready_is_not_sent(
+    browser, platform, llm, live_tool
+):
+    """Both pushes waited in the queue (the grading ran first): only the newest state, the
+    grade, goes to the gradebook; the older one is marked replaced, never sent after it."""
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()  # grading first: the "graded" push is queued behind the "submitted" one
+    assert progress(platform) == [("Completed", "FullyGraded", 8)]
+    statuses = {p.kind: p.status for p in db.session.query(ScorePush)}
+    assert statuses == {SUBMITTED: PushStatus.SUPERSEDED, GRADED: PushStatus.SENT}
+
+
+def test_a_resubmission_while_the_grade_is_on_its_way_does_not_blank_it(
+    browser, platform, llm, live_tool, monkeypatch
+):
+    """The student uploads again while their first grade is being sent: the new upload's
+    "submitted" push was made before that grade counted as sent, but it is not sent after
+    it (it would clear the grade in Moodle): the gradebook keeps the grade."""
+    llm.set_default(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    real_send = passback.ScoreSender.send
+
+    def upload_again_meanwhile(self, push):
+        if push.kind == GRADED and push.submission.attempt == 1:
+            assert upload(browser, page, "again.txt", b"A second essay.").status_code == 303
+        return real_send(self, push)
+
+    monkeypatch.setattr(passback.ScoreSender, "send", upload_again_meanwhile)
+    run_jobs(queue.PASSBACK)  # the first "submitted" push
+    run_jobs(queue.GRADING)  # the first upload's grade
+    run_jobs(queue.PASSBACK)  # the grade, then the second upload's "submitted" push
+    again = db.session.query(ScorePush).filter_by(kind=SUBMITTED).order_by(ScorePush.id.desc())
+    assert again.first().status == PushStatus.SUPERSEDED
+    assert progress(platform)[-1] == ("Completed", "FullyGraded", 8)
+    assert platform.grade_for("2")["scoreGiven"] == 8
+
+
+def test_a_push_whose_student_lane_is_busy_waits_its_turn(app, browser, platform, llm, live_tool):
+    """While another attempt for the same student is on its way (it holds the lane), a push
+    does not go out beside it: it is tried again shortly, without counting as an attempt."""
+    app.config |= {"EVALUAITOR_AGS_TIMEOUT": 0.2, "EVALUAITOR_CALLBACK_TIMEOUT": 0.2}
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    push = db.session.query(ScorePush).one()
+    with delivery.lane(passback.ScoreSender().lane(push)) as held:
+        assert held
+        run_jobs(queue.PASSBACK)
+    db.session.expire_all()
+    assert (push.status, push.attempts) == (PushStatus.PENDING, 0)
+    assert push.next_attempt_at is not None and platform.scores == []
+    push.next_attempt_at = datetime.now(UTC)
+    db.session.commit()
+    assert sweeper.sweep(timedelta(seconds=30)) == 1
+    run_jobs(queue.PASSBACK)
+    db.session.expire_all()
+    assert (push.status, push.attempts) == (PushStatus.SENT, 1)
 
 
 # -- release policies and the teacher's actions ------------------------------------------
