@@ -23,12 +23,13 @@ import pytest
 from redis import Redis
 from sqlalchemy import text
 
+from app.evaluation import delivery
 from app.extensions import db
 from app.jobs.redis_server import EmbeddedRedis
 from app.lti import passback
 from app.models import GradingJob, JobStatus, PushStatus, ScorePush, Submission
 from tests import processes
-from tests.conftest import POSTGRES_URL, run_jobs
+from tests.conftest import POSTGRES_URL, announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
 from tests.test_review import act, essay, teacher
@@ -436,3 +437,35 @@ def test_grade_again_asks_the_model_afresh(browser, platform, llm, live_tool):
     db.session.expire_all()
     assert len(llm.requests) == 2
     assert submission.job.status == JobStatus.COMPLETED and submission.job.score == 8
+
+
+def test_a_resend_during_an_attempt_is_not_undone_by_that_attempt(
+    app, browser, platform, llm, live_tool, monkeypatch
+):
+    """The teacher clicks "send again" while a retry is on its way, and that retry then
+    fails: the failure belongs to the older attempt and is not recorded over the resend
+    (which would put the push back to waiting ten minutes); the resend goes out now."""
+    app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"] = [600, 600]
+    llm.reply(GOOD_REPLY)
+    platform.fail_next("scores", 503, times=2)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    announce_then_grade()  # both pushes fail once and wait ten minutes
+    push = db.session.query(ScorePush).filter_by(kind=passback.GRADED).one()
+    staff = teacher(browser, platform, live_tool)
+    real_send = passback.ScoreSender.send
+
+    def resent_meanwhile(self, row):
+        if row.attempts == 2:
+            platform.fail_next("scores", 503)
+            assert browser.post(f"{staff}pushes/{row.id}/retry").status_code == 303
+        return real_send(self, row)
+
+    monkeypatch.setattr(passback.ScoreSender, "send", resent_meanwhile)
+    push.next_attempt_at = None  # its retry is due now
+    db.session.commit()
+    delivery.attempt("score_push", push.id, None)
+    run_jobs()  # the resend's own job
+    db.session.expire_all()
+    assert db.session.get(ScorePush, push.id).status == PushStatus.SENT
+    assert platform.grade_for("2")["scoreGiven"] == 8
