@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -180,6 +181,66 @@ def test_a_push_whose_student_lane_is_busy_waits_its_turn(app, browser, platform
     run_jobs(queue.PASSBACK)
     db.session.expire_all()
     assert (push.status, push.attempts) == (PushStatus.SENT, 1)
+
+
+def cross(app, monkeypatch, submission: Submission) -> tuple[ScorePush, ScorePush]:
+    """A "submitted" push and the "graded" push made after it cross on their way, as two
+    workers made them: the grade has reached the LMS, and before its attempt records it as
+    sent, the "submitted" push's attempt starts. Returns both rows as they ended.
+
+    Neither is queued, and no sweeper touches them (their retry is an hour away): the test
+    runs each attempt itself, the grade's in a thread.
+    """
+    later = datetime.now(UTC) + timedelta(hours=1)
+    pushes = [passback._new_push(submission, kind) for kind in (SUBMITTED, GRADED)]
+    for push in pushes:
+        push.next_attempt_at = later
+    db.session.commit()
+    submitted, graded = (push.id for push in pushes)
+    delivered, crossed = threading.Event(), threading.Event()
+    real_send = passback.ScoreSender.send
+
+    def send_then_linger(self, push):
+        real_send(self, push)
+        if push.id == graded:
+            delivered.set()
+            crossed.wait(60)
+
+    def other_worker() -> None:
+        with app.app_context():
+            delivery.attempt("score_push", graded, None)
+
+    monkeypatch.setattr(passback.ScoreSender, "send", send_then_linger)
+    worker = threading.Thread(target=other_worker)
+    worker.start()
+    try:
+        assert delivered.wait(60), "the grade never reached the LMS"
+        delivery.attempt("score_push", submitted, None)  # waits for the lane, then gives up
+    finally:
+        crossed.set()
+        worker.join(60)
+    delivery.attempt("score_push", submitted, None)  # its next try, once the grade is sent
+    db.session.expire_all()
+    return db.session.get(ScorePush, submitted), db.session.get(ScorePush, graded)
+
+
+def test_a_submitted_push_starting_while_the_grade_is_on_its_way_is_never_sent_after_it(
+    app, browser, platform, llm, live_tool, monkeypatch
+):
+    """The race two workers ran into: the "submitted" push, stamped after the grade that
+    was on its way, reached the LMS after it and cleared it (Moodle keeps a non-FullyGraded
+    score's timestamp and drops its score). It now waits for the student's lane and is
+    then not sent at all."""
+    app.config["EVALUAITOR_CALLBACK_TIMEOUT"] = 0.5  # the lane's wait: the AGS timeout, 2 s
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    announce_then_grade()
+    submitted, graded = cross(app, monkeypatch, db.session.query(Submission).one())
+    assert (submitted.status, graded.status) == (PushStatus.SUPERSEDED, PushStatus.SENT)
+    assert submitted.sent_timestamp is None
+    assert progress(platform)[-1] == ("Completed", "FullyGraded", 8)
+    assert platform.grade_for("2")["scoreGiven"] == 8
 
 
 # -- release policies and the teacher's actions ------------------------------------------
