@@ -15,7 +15,7 @@ from app.evaluation import sweeper
 from app.extensions import db
 from app.jobs import queue
 from app.models import Grade, JobStatus, PushStatus, ScorePush, Submission
-from tests.conftest import run_jobs
+from tests.conftest import announce_then_grade, run_jobs
 from tests.documents import ESSAY, docx_bytes, pdf_bytes
 from tests.fakes.platform import TEACHER, browser_launch
 
@@ -67,7 +67,7 @@ def test_full_loop_puts_the_score_in_the_gradebook(
     assert "Waiting in the grading queue" in receipt.text
     assert status(browser, page)["status"] == "pending"
 
-    run_jobs()
+    announce_then_grade()
 
     # The student sees the graded status and the feedback.
     final = status(browser, page)
@@ -233,7 +233,7 @@ def test_ags_refusal_is_recorded_and_a_teacher_can_resend(browser, platform, llm
     page = open_activity(browser, platform, live_tool)
     upload(browser, page, "essay.txt", ESSAY.encode())
     platform.fail_next("scores", 400, times=2, body={"error": "bad request"})
-    run_jobs()
+    announce_then_grade()
     db.session.expire_all()
     failed = db.session.query(ScorePush).filter_by(kind="graded").one()
     assert failed.status == PushStatus.FAILED and failed.http_status == 400

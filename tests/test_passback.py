@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.evaluation import sweeper
+from app.evaluation import delivery, sweeper
 from app.extensions import db
+from app.jobs import queue
+from app.lti import passback
 from app.lti.ags import scores_url
-from app.lti.passback import plain_comment
-from app.models import Activity, JobStatus, ScorePush, Submission
-from tests.conftest import run_jobs
+from app.lti.passback import GRADED, SUBMITTED, plain_comment
+from app.models import Activity, JobStatus, PushStatus, ScorePush, Submission
+from tests.conftest import announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
 from tests.test_review import act, graded, latest, teacher
@@ -115,6 +118,131 @@ def test_sweeper_hands_back_grading_that_a_dead_worker_abandoned(browser, platfo
     assert status(browser, page)["status"] == "completed"
 
 
+# -- one student's pushes: one at a time, the newest only --------------------------------
+
+
+def test_a_submitted_push_still_queued_when_the_grade_is_ready_is_not_sent(
+    browser, platform, llm, live_tool
+):
+    """Both pushes waited in the queue (the grading ran first): only the newest state, the
+    grade, goes to the gradebook; the older one is marked replaced, never sent after it."""
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()  # grading first: the "graded" push is queued behind the "submitted" one
+    assert progress(platform) == [("Completed", "FullyGraded", 8)]
+    statuses = {p.kind: p.status for p in db.session.query(ScorePush)}
+    assert statuses == {SUBMITTED: PushStatus.SUPERSEDED, GRADED: PushStatus.SENT}
+
+
+def test_a_resubmission_while_the_grade_is_on_its_way_does_not_blank_it(
+    browser, platform, llm, live_tool, monkeypatch
+):
+    """The student uploads again while their first grade is being sent: the new upload's
+    "submitted" push was made before that grade counted as sent, but it is not sent after
+    it (it would clear the grade in Moodle): the gradebook keeps the grade."""
+    llm.set_default(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    real_send = passback.ScoreSender.send
+
+    def upload_again_meanwhile(self, push):
+        if push.kind == GRADED and push.submission.attempt == 1:
+            assert upload(browser, page, "again.txt", b"A second essay.").status_code == 303
+        return real_send(self, push)
+
+    monkeypatch.setattr(passback.ScoreSender, "send", upload_again_meanwhile)
+    run_jobs(queue.PASSBACK)  # the first "submitted" push
+    run_jobs(queue.GRADING)  # the first upload's grade
+    run_jobs(queue.PASSBACK)  # the grade, then the second upload's "submitted" push
+    again = db.session.query(ScorePush).filter_by(kind=SUBMITTED).order_by(ScorePush.id.desc())
+    assert again.first().status == PushStatus.SUPERSEDED
+    assert progress(platform)[-1] == ("Completed", "FullyGraded", 8)
+    assert platform.grade_for("2")["scoreGiven"] == 8
+
+
+def test_a_push_whose_student_lane_is_busy_waits_its_turn(app, browser, platform, llm, live_tool):
+    """While another attempt for the same student is on its way (it holds the lane), a push
+    does not go out beside it: it is tried again shortly, without counting as an attempt."""
+    app.config |= {"EVALUAITOR_AGS_TIMEOUT": 0.2, "EVALUAITOR_CALLBACK_TIMEOUT": 0.2}
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    push = db.session.query(ScorePush).one()
+    with delivery.lane(passback.ScoreSender().lane(push)) as held:
+        assert held
+        run_jobs(queue.PASSBACK)
+    db.session.expire_all()
+    assert (push.status, push.attempts) == (PushStatus.PENDING, 0)
+    assert push.next_attempt_at is not None and platform.scores == []
+    push.next_attempt_at = datetime.now(UTC)
+    db.session.commit()
+    assert sweeper.sweep(timedelta(seconds=30)) == 1
+    run_jobs(queue.PASSBACK)
+    db.session.expire_all()
+    assert (push.status, push.attempts) == (PushStatus.SENT, 1)
+
+
+def cross(app, monkeypatch, submission: Submission) -> tuple[ScorePush, ScorePush]:
+    """A "submitted" push and the "graded" push made after it cross on their way, as two
+    workers made them: the grade has reached the LMS, and before its attempt records it as
+    sent, the "submitted" push's attempt starts. Returns both rows as they ended.
+
+    Neither is queued, and no sweeper touches them (their retry is an hour away): the test
+    runs each attempt itself, the grade's in a thread.
+    """
+    later = datetime.now(UTC) + timedelta(hours=1)
+    pushes = [passback._new_push(submission, kind) for kind in (SUBMITTED, GRADED)]
+    for push in pushes:
+        push.next_attempt_at = later
+    db.session.commit()
+    submitted, graded = (push.id for push in pushes)
+    delivered, crossed = threading.Event(), threading.Event()
+    real_send = passback.ScoreSender.send
+
+    def send_then_linger(self, push):
+        real_send(self, push)
+        if push.id == graded:
+            delivered.set()
+            crossed.wait(60)
+
+    def other_worker() -> None:
+        with app.app_context():
+            delivery.attempt("score_push", graded, None)
+
+    monkeypatch.setattr(passback.ScoreSender, "send", send_then_linger)
+    worker = threading.Thread(target=other_worker)
+    worker.start()
+    try:
+        assert delivered.wait(60), "the grade never reached the LMS"
+        delivery.attempt("score_push", submitted, None)  # waits for the lane, then gives up
+    finally:
+        crossed.set()
+        worker.join(60)
+    delivery.attempt("score_push", submitted, None)  # its next try, once the grade is sent
+    db.session.expire_all()
+    return db.session.get(ScorePush, submitted), db.session.get(ScorePush, graded)
+
+
+def test_a_submitted_push_starting_while_the_grade_is_on_its_way_is_never_sent_after_it(
+    app, browser, platform, llm, live_tool, monkeypatch
+):
+    """The race two workers ran into: the "submitted" push, stamped after the grade that
+    was on its way, reached the LMS after it and cleared it (Moodle keeps a non-FullyGraded
+    score's timestamp and drops its score). It now waits for the student's lane and is
+    then not sent at all."""
+    app.config["EVALUAITOR_CALLBACK_TIMEOUT"] = 0.5  # the lane's wait: the AGS timeout, 2 s
+    llm.reply(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    announce_then_grade()
+    submitted, graded = cross(app, monkeypatch, db.session.query(Submission).one())
+    assert (submitted.status, graded.status) == (PushStatus.SUPERSEDED, PushStatus.SENT)
+    assert submitted.sent_timestamp is None
+    assert progress(platform)[-1] == ("Completed", "FullyGraded", 8)
+    assert platform.grade_for("2")["scoreGiven"] == 8
+
+
 # -- release policies and the teacher's actions ------------------------------------------
 
 
@@ -131,7 +259,7 @@ def test_hold_policy_announces_pending_manual_and_sends_the_grade_on_release(
     configure(release_policy="hold_all")
     llm.reply(GOOD_REPLY)
     upload(browser, page, "essay.txt", ESSAY.encode())
-    run_jobs()
+    announce_then_grade()
     assert progress(platform) == [
         ("Submitted", "PendingManual", None),
         ("Completed", "PendingManual", None),

@@ -23,15 +23,16 @@ import pytest
 from redis import Redis
 from sqlalchemy import text
 
+from app.evaluation import delivery
 from app.extensions import db
 from app.jobs.redis_server import EmbeddedRedis
 from app.lti import passback
 from app.models import GradingJob, JobStatus, PushStatus, ScorePush, Submission
 from tests import processes
-from tests.conftest import POSTGRES_URL, run_jobs
+from tests.conftest import POSTGRES_URL, announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
-from tests.test_review import act, teacher
+from tests.test_review import act, essay, teacher
 
 #: Settings the worker process reads from its environment, as the test's app has them.
 PASSED_ON = (
@@ -330,6 +331,48 @@ def test_postgresql_dropping_every_connection_mid_job_is_survived(
     assert job_of().status == JobStatus.COMPLETED
 
 
+#: A dozen students, as in the class where two of them lost their grade.
+CLASS = [str(n) for n in range(10, 22)]
+
+
+@pytest.mark.parametrize("lms", ["slow", "failing, then slow"])
+def test_every_grade_stays_in_the_gradebook_with_two_workers(
+    stack, browser, platform, llm, live_tool, lms
+):
+    """Two workers, a dozen students, an LMS that takes two seconds to take a score (and,
+    in the second case, first refuses the class's "submitted" pushes at once with 503,
+    retried a second later): a student's "submitted" and "graded" pushes are in the workers
+    at the same time. The gradebook ends with every student's grade, FullyGraded, and no
+    push reached it after the grade (Moodle, like the fake, clears the grade of any later
+    score that is not FullyGraded). Before pushes kept to their student's lane, the second
+    case lost one or two students' grades each run."""
+    llm.set_default(GOOD_REPLY)
+    platform.slow_down("scores", 2)
+    if lms != "slow":
+        platform.fail_next("scores", 503, times=len(CLASS))
+    for sub in CLASS:
+        platform.enrol(sub)
+    stack.start_worker()
+    stack.start_worker()
+    for sub in CLASS:
+        page = open_activity(browser, platform, live_tool, user=sub)
+        assert upload(browser, page, "essay.txt", essay(sub)).status_code == 303
+
+    def settled() -> bool:
+        pushes = db.session.query(ScorePush).all()
+        graded = {p.user.sub for p in pushes if p.kind == passback.GRADED}
+        return graded == set(CLASS) and all(p.status != PushStatus.PENDING for p in pushes)
+
+    stack.wait_for("every push sent or overtaken", settled, seconds=180)
+    lost = [sub for sub in CLASS if (platform.grade_for(sub) or {}).get("scoreGiven") != 8]
+    assert not lost, f"{len(lost)} students lost their grade: {lost}"
+    for sub in CLASS:
+        assert platform.grade_for(sub)["gradingProgress"] == "FullyGraded"
+        received = [score for score in platform.scores if score["userId"] == sub]
+        assert received[-1]["gradingProgress"] == "FullyGraded", (sub, received)
+    assert not db.session.query(ScorePush).filter_by(status=PushStatus.FAILED).count()
+
+
 # -- in this process: the core's own rules -------------------------------------------------
 
 
@@ -366,7 +409,7 @@ def test_a_retrying_push_can_be_sent_again_by_the_teacher(app, browser, platform
     platform.fail_next("scores", 503, times=2)
     page = open_activity(browser, platform, live_tool)
     upload(browser, page, "essay.txt", ESSAY.encode())
-    run_jobs()
+    announce_then_grade()  # both pushes fail once
     push = db.session.query(ScorePush).filter_by(kind=passback.GRADED).one()
     assert push.status == PushStatus.PENDING and push.attempts == 1 and push.resendable
     staff = teacher(browser, platform, live_tool)
@@ -394,3 +437,35 @@ def test_grade_again_asks_the_model_afresh(browser, platform, llm, live_tool):
     db.session.expire_all()
     assert len(llm.requests) == 2
     assert submission.job.status == JobStatus.COMPLETED and submission.job.score == 8
+
+
+def test_a_resend_during_an_attempt_is_not_undone_by_that_attempt(
+    app, browser, platform, llm, live_tool, monkeypatch
+):
+    """The teacher clicks "send again" while a retry is on its way, and that retry then
+    fails: the failure belongs to the older attempt and is not recorded over the resend
+    (which would put the push back to waiting ten minutes); the resend goes out now."""
+    app.config["EVALUAITOR_PASSBACK_RETRY_INTERVALS"] = [600, 600]
+    llm.reply(GOOD_REPLY)
+    platform.fail_next("scores", 503, times=2)
+    page = open_activity(browser, platform, live_tool)
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    announce_then_grade()  # both pushes fail once and wait ten minutes
+    push = db.session.query(ScorePush).filter_by(kind=passback.GRADED).one()
+    staff = teacher(browser, platform, live_tool)
+    real_send = passback.ScoreSender.send
+
+    def resent_meanwhile(self, row):
+        if row.attempts == 2:
+            platform.fail_next("scores", 503)
+            assert browser.post(f"{staff}pushes/{row.id}/retry").status_code == 303
+        return real_send(self, row)
+
+    monkeypatch.setattr(passback.ScoreSender, "send", resent_meanwhile)
+    push.next_attempt_at = None  # its retry is due now
+    db.session.commit()
+    delivery.attempt("score_push", push.id, None)
+    run_jobs()  # the resend's own job
+    db.session.expire_all()
+    assert db.session.get(ScorePush, push.id).status == PushStatus.SENT
+    assert platform.grade_for("2")["scoreGiven"] == 8

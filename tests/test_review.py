@@ -13,7 +13,7 @@ from app import gradebook
 from app.extensions import db
 from app.lti.nrps import Roster
 from app.models import Activity, AuditEvent, GradingJob, JobStatus, ScorePush, Submission
-from tests.conftest import run_jobs
+from tests.conftest import announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.fakes.platform import TEACHER
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
@@ -38,7 +38,7 @@ def graded(browser, platform, llm, live_tool, *, policy="auto", reply=GOOD_REPLY
     page = open_activity(browser, platform, live_tool, user=user)
     configure(release_policy=policy)
     upload(browser, page, "essay.txt", essay(user))
-    run_jobs()
+    announce_then_grade()
     db.session.expire_all()
     return page, latest(user)
 

@@ -84,6 +84,9 @@ def payload(evaluation: Evaluation) -> dict[str, Any]:
 class CallbackSender:
     """Delivers callbacks (app.evaluation.delivery retries them)."""
 
+    def lane(self, callback: Callback) -> str:
+        return f"callback:{callback.id}"
+
     def overtaken(self, callback: Callback) -> bool:
         return False  # one callback per evaluation, sent again whole when it is final again
 

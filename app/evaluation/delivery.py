@@ -12,15 +12,19 @@ Receivers must accept a repeat: scores carry a timestamp, callbacks a signed eve
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from flask import current_app
+from redis.exceptions import LockError
+from sqlalchemy import update
 from sqlalchemy.exc import OperationalError
 
 from app.catalogue import N_
 from app.evaluation.lifecycle import new_job_id
 from app.evaluation.owners import sender_for
-from app.extensions import db
+from app.extensions import db, redis_connection
 from app.jobs import queue
 from app.models import PushStatus
 from app.models.jobs import Delivery
@@ -28,6 +32,8 @@ from app.models.jobs import Delivery
 log = logging.getLogger(__name__)
 
 INTERNAL_ERROR = N_("An internal error stopped this attempt; it will be tried again.")
+#: Seconds before an attempt whose lane stayed busy is tried again.
+LANE_BUSY_DELAY = 1
 
 
 class DeliveryFailed(Exception):
@@ -44,53 +50,130 @@ def attempt(kind: str, row_id: int, token: str | None) -> None:
     """One attempt at delivery ``row_id`` of ``kind``, as RQ job ``token`` (None outside RQ).
 
     A row already sent, failed or superseded, or now meant for a newer RQ job, is left alone.
+    The attempt holds its lane (:func:`lane`) from the check that nothing newer exists to the
+    record of its outcome, so two messages for one target never cross on the way.
     """
     model, sender, _setting = sender_for(kind)
     row = db.session.get(model, row_id)
-    if row is None or row.status != PushStatus.PENDING:
+    if row is None or not _ours(row, token):
         return
-    if token is not None and row.job_id != token:
-        return
-    if sender.overtaken(row):
-        row.status = PushStatus.SUPERSEDED
+    with lane(sender.lane(row)) as held:
+        if not held:
+            _defer(row)
+            return
+        db.session.refresh(row)
+        if not _ours(row, token):
+            return
+        claimed = row.job_id
+        if sender.overtaken(row):
+            _record(row, claimed, status=PushStatus.SUPERSEDED)
+            return
+        row.attempts += 1
+        row.next_attempt_at = None
         db.session.commit()
-        return
-    row.attempts += 1
-    row.next_attempt_at = None
-    db.session.commit()
+        try:
+            sender.send(row)
+        except OperationalError:
+            db.session.rollback()
+            raise  # the database is away: nothing can be recorded; the sweeper sends it again
+        except DeliveryFailed as exc:
+            log.warning("%s attempt %s failed: %s", queue.label(row), row.attempts, exc)
+            _record_failure(row, claimed, str(exc), exc.status, exc.retryable)
+        except Exception:
+            log.exception("%s attempt %s crashed", queue.label(row), row.attempts)
+            _record_failure(row, claimed, INTERNAL_ERROR, None, True)
+        else:
+            _record(row, claimed, status=PushStatus.SENT, last_error=None)
+
+
+def _ours(row: Delivery, token: str | None) -> bool:
+    return row.status == PushStatus.PENDING and (token is None or row.job_id == token)
+
+
+@contextmanager
+def lane(key: str) -> Iterator[bool]:
+    """Hold the lane ``key`` (one target: a student's grade in one column, one callback)
+    while the body runs; yields False if it stayed busy for :func:`_lane_wait` seconds.
+
+    A Redis lock that expires after :func:`_lane_ttl` seconds, longer than an attempt can
+    take (every request has a deadline), so a holder that died frees its lane by itself.
+    """
+    lock = redis_connection().lock(
+        f"{current_app.config['EVALUAITOR_QUEUE_PREFIX']}-lane:{key}",
+        timeout=_lane_ttl(),
+        blocking_timeout=_lane_wait(),
+    )
+    held = lock.acquire()
     try:
-        sender.send(row)
-    except OperationalError:
+        yield held
+    finally:
+        if held:
+            try:
+                lock.release()
+            except LockError:
+                log.warning("lane %s expired before its attempt ended", key)
+
+
+def _lane_wait() -> float:
+    """How long an attempt waits for its busy lane: about one request of the holder."""
+    config = current_app.config
+    return max(config["EVALUAITOR_AGS_TIMEOUT"], config["EVALUAITOR_CALLBACK_TIMEOUT"])
+
+
+def _lane_ttl() -> float:
+    """Longer than any attempt: an AGS push makes at most 5 requests (token, token again
+    after a 401, read or find and create its column, the score), each with its deadline."""
+    return 6 * _lane_wait() + 30
+
+
+def _defer(row: Delivery) -> None:
+    """The lane stayed busy: try again shortly (the sweeper queues it), not counted as an
+    attempt. Nothing happens if the row was taken over meanwhile."""
+    _record(
+        row,
+        row.job_id,
+        next_attempt_at=datetime.now(UTC) + timedelta(seconds=LANE_BUSY_DELAY),
+        job_id=new_job_id(),
+    )
+
+
+def _record(row: Delivery, claimed: str | None, **values: object) -> bool:
+    """Write ``values`` (with whatever the attempt set on ``row``) only while the row still
+    names RQ job ``claimed``: a person's "send again" or a newer final state may have reset
+    it meanwhile, and then that newer attempt owns the row. Committed; False if not ours."""
+    model = type(row)
+    same_job = model.job_id.is_(None) if claimed is None else model.job_id == claimed
+    result = db.session.execute(
+        update(model)
+        .where(model.id == row.id, same_job)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
         db.session.rollback()
-        raise  # the database is away: nothing can be recorded; the sweeper sends it again
-    except DeliveryFailed as exc:
-        log.warning("%s attempt %s failed: %s", queue.label(row), row.attempts, exc)
-        _record_failure(row, str(exc), exc.status, exc.retryable)
-    except Exception:
-        log.exception("%s attempt %s crashed", queue.label(row), row.attempts)
-        _record_failure(row, INTERNAL_ERROR, None, True)
-    else:
-        row.status = PushStatus.SENT
-        row.last_error = None
-        db.session.commit()
+        return False
+    db.session.commit()
+    return True
 
 
-def _record_failure(row: Delivery, message: str, status: int | None, retryable: bool) -> None:
+def _record_failure(
+    row: Delivery, claimed: str | None, message: str, status: int | None, retryable: bool
+) -> None:
     db.session.rollback()
     db.session.refresh(row)
     _model, _sender, setting = sender_for(row.__tablename__)
     intervals = current_app.config[setting]
-    row.http_status, row.last_error = status, message
+    values: dict[str, object] = {"http_status": status, "last_error": message}
     due = False
     if retryable and row.attempts <= len(intervals):
         delay = intervals[row.attempts - 1]
-        row.next_attempt_at = datetime.now(UTC) + timedelta(seconds=delay)
-        row.job_id = new_job_id()
+        values["next_attempt_at"] = datetime.now(UTC) + timedelta(seconds=delay)
+        values["job_id"] = new_job_id()
         due = delay <= 0  # else the sweeper queues it when it is due
     else:
-        row.status = PushStatus.FAILED
-    db.session.commit()
-    if due:
+        values["status"] = PushStatus.FAILED
+    if _record(row, claimed, **values) and due:
+        db.session.refresh(row)
         queue.dispatch(row)
 
 

@@ -50,8 +50,14 @@ class Owner(Protocol):
 
 
 class Sender(Protocol):
+    def lane(self, row: Delivery) -> str:
+        """The target ``row`` changes (a student's grade in one column, one callback): one
+        attempt at a time per lane, so an older message never overtakes a newer one on the
+        way (app.evaluation.delivery.lane)."""
+
     def overtaken(self, row: Delivery) -> bool:
-        """Whether a newer message made this one pointless (it would roll something back)."""
+        """Whether a newer message made this one pointless (it would roll something back);
+        asked while holding the lane, just before sending."""
 
     def send(self, row: Delivery) -> None:
         """One attempt; raises :class:`app.evaluation.delivery.DeliveryFailed` or anything

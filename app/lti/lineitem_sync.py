@@ -86,6 +86,9 @@ class ColumnSender:
     """Delivers column updates (app.evaluation.delivery retries them); once the column's
     maximum changed, the released grades follow on the new maximum."""
 
+    def lane(self, update: LineItemUpdate) -> str:
+        return f"lineitem:{update.activity_id}"
+
     def overtaken(self, update: LineItemUpdate) -> bool:
         return False  # a newer update supersedes this one when it is requested
 

@@ -15,7 +15,11 @@ Rules (see docs/decisions.md):
 - Every push carries a ``timestamp`` strictly later, in whole seconds, than the last one sent
   for that student and than the current second (Moodle answers 409 otherwise, also right
   after it rescaled the grade itself).
-- A push that a newer, already-sent push overtook is not sent (it would roll the grade back).
+- A student's pushes go one at a time (their lane, :func:`app.evaluation.delivery.lane`),
+  and a push is sent only while it is the newest one for the student: an older push never
+  reaches the LMS after a newer one (Moodle keeps the latest timestamp, and a later Pending
+  would clear the grade). The rule above, not to blank a grade with a push without a score,
+  is checked again then: a grade may have reached the gradebook since the push was made.
 - Scores go on the line item's own maximum, read before each push. It becomes the activity's
   maximum too, except while the teacher's new maximum is on its way to the column
   (:mod:`app.lti.lineitem_sync`).
@@ -103,17 +107,23 @@ def _new_push(submission: Submission, kind: str) -> ScorePush | None:
 class ScoreSender:
     """Delivers score pushes (app.evaluation.delivery retries them)."""
 
+    def lane(self, push: ScorePush) -> str:
+        return f"score:{push.activity_id}:{push.user_id}"
+
     def overtaken(self, push: ScorePush) -> bool:
-        """A newer push for the student already went out: this one would roll it back."""
+        """Asked in the student's lane, just before sending: a newer push for the student
+        exists (it sends the newest state; this one would roll it back), or this one carries
+        no score while the gradebook already holds one (it would blank it, see the rules)."""
         newer = db.session.scalar(
             select(func.count(ScorePush.id)).where(
                 ScorePush.activity_id == push.activity_id,
                 ScorePush.user_id == push.user_id,
                 ScorePush.id > push.id,
-                ScorePush.status == PushStatus.SENT,
             )
         )
-        return bool(newer)
+        return bool(newer) or (
+            not _carries_score(push) and _sent_score(push.activity_id, push.user_id) is not None
+        )
 
     def send(self, push: ScorePush) -> None:
         submission = push.submission
@@ -216,7 +226,7 @@ def _score_payload(push: ScorePush, submission: Submission, maximum: float) -> d
     user: LtiUser = submission.user
     payload: dict = {"userId": user.sub, "timestamp": as_utc(push.sent_timestamp).isoformat()}
     grade: Grade | None = submission.grade
-    if push.kind == GRADED and is_releasable(submission):
+    if _carries_score(push):
         payload.update(
             scoreGiven=round(grade.effective_normalized * maximum, 4),
             scoreMaximum=maximum,
@@ -235,6 +245,10 @@ def _score_payload(push: ScorePush, submission: Submission, maximum: float) -> d
             activityProgress="Submitted", gradingProgress="PendingManual" if manual else "Pending"
         )
     return payload
+
+
+def _carries_score(push: ScorePush) -> bool:
+    return push.kind == GRADED and is_releasable(push.submission)
 
 
 def is_releasable(submission: Submission) -> bool:

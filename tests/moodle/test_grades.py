@@ -20,6 +20,7 @@ from tests.moodle.flows import (
     upload,
     wait_for_gradebook,
 )
+from tests.test_passback import cross
 
 
 def graded(tool, person, placed: Placed, filename: str, data: bytes, reply: str) -> Submission:
@@ -166,3 +167,17 @@ def test_moodles_reason_for_a_refused_score_is_kept(tool, teacher, student, mood
     assert refused.status == 409
     assert "Refusing score with an earlier timestamp" in str(refused)
     assert gradebook(moodle, placed, student.account.id)["rawgrade"] == 8
+
+
+def test_a_submitted_push_crossing_the_grade_never_clears_it_in_moodle(
+    tool, teacher, student, moodle, type_id, monkeypatch
+):
+    """Two workers' race, made certain: the grade is in Moodle but not yet recorded as sent
+    when the upload's "submitted" push starts. Sent after it, stamped later, Moodle took
+    that Pending score and cleared the grade; it now waits its turn and is not sent."""
+    placed = add_activity(teacher, type_id, title="Crossing", max_score="10")
+    submission = graded(tool, student, placed, "essay.docx", docx_bytes(), "Final score: 8/10")
+    submitted, pushed = cross(tool.app, monkeypatch, submission)
+    assert (submitted.status, pushed.status) == (PushStatus.SUPERSEDED, PushStatus.SENT)
+    row = gradebook(moodle, placed, student.account.id)
+    assert (row["rawgrade"], row["grademax"]) == (8, 10)

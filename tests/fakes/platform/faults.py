@@ -29,13 +29,23 @@ class Fault:
 class Faults:
     def __init__(self) -> None:
         self._queued: dict[str, deque[Fault]] = defaultdict(deque)
+        self._slow: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def add(self, kind: str, fault: Fault, times: int) -> None:
-        if kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {kind!r}; use one of {sorted(FAULT_KINDS)}")
+        _check_kind(kind)
         with self._lock:
             self._queued[kind].extend([fault] * times)
+
+    def slow_down(self, kind: str, seconds: float) -> None:
+        _check_kind(kind)
+        with self._lock:
+            self._slow[kind] = seconds
+
+    def delay(self, kind: str) -> float:
+        """How long every request of ``kind`` waits before it is answered."""
+        with self._lock:
+            return self._slow.get(kind, 0)
 
     def take(self, kind: str) -> Fault | None:
         with self._lock:
@@ -45,6 +55,12 @@ class Faults:
     def clear(self) -> None:
         with self._lock:
             self._queued.clear()
+            self._slow.clear()
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in FAULT_KINDS:
+        raise ValueError(f"unknown fault kind {kind!r}; use one of {sorted(FAULT_KINDS)}")
 
 
 def fault_response(kind: str, fault: Fault, environ: dict[str, Any]) -> Response:

@@ -230,6 +230,12 @@ class FakePlatform:
         """
         self._faults.add(kind, Fault(status, body, delay, headers or {}), times)
 
+    def slow_down(self, kind: str, seconds: float) -> None:
+        """Answer every request of `kind` (see `fail_next`) `seconds` late, until changed
+        (0 restores): a slow LMS, with several requests in flight at once. An injected
+        failure is not slowed down (an overloaded LMS refuses at once)."""
+        self._faults.slow_down(kind, seconds)
+
     # --- launches --------------------------------------------------------------------------
 
     def login_params(
@@ -421,6 +427,7 @@ class FakePlatform:
             self._stopping.wait(fault.delay)
             if fault.status is not None:
                 return fault_response(kind, fault, environ)
+        self._stopping.wait(self._faults.delay(kind))
         if kind == "auth":
             return self._serve_auth(request)
         if kind == "token":
