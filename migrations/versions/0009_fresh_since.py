@@ -5,8 +5,8 @@ for the regrade: replies cached before it are not replayed, those received since
 regrade cut short by one failed model call keeps the answers it already got when it is tried
 again. A job that was fresh gets its last update's time; downgrading keeps only the flag.
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-11-27 00:30:00
 
 """
@@ -14,8 +14,8 @@ Create Date: 2026-11-27 00:30:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008"
-down_revision = "0007"
+revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

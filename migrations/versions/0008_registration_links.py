@@ -3,7 +3,7 @@
 Adds ``registration_link``: the SHA-256 of a one-time token, the LMS origin it is tied to,
 when it expires, when it was used and the platform it registered. No existing rows change.
 
-Revision ID: 0008_security
+Revision ID: 0008
 Revises: 0007
 Create Date: 2026-12-01 01:00:00
 
@@ -12,7 +12,7 @@ Create Date: 2026-12-01 01:00:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008_security"
+revision = "0008"
 down_revision = "0007"
 branch_labels = None
 depends_on = None
