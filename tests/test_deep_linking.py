@@ -463,12 +463,34 @@ def test_a_copied_course_gets_its_own_activity_with_the_settings(browser, platfo
     assert (first.id, first.resource_link_id) == (original.id, link_id)
     assert copy.resource_link_id == "copied-link" and copy.public_id != first.public_id
     for name in ("title", "instructions", "plugin_name", "rubric", "release_policy"):
-        assert getattr(copy, name) == getattr(first, name)
+        assert getattr(copy, name) == getattr(first, name)  # the copy's link has its title
     assert copy.max_score is None  # its own column's, read before grading (as on Moodle)
     assert "Photosynthesis essay" in browser.get(copy_page).text
     # Launching the first link again still opens the original.
     launch_link(browser, platform, live_tool, link_id)
     assert db.session.query(Activity).count() == 2
+
+
+def test_a_copy_is_named_as_the_platform_names_it(browser, platform, live_tool):
+    """Moodle's duplicate is "… (copy)"; its page showed the original's title as renamed in
+    the tool since."""
+    link_id = deep_link(browser, platform, live_tool)
+    launch_link(browser, platform, live_tool, link_id)
+    original = only_activity()
+    original.title = "Photosynthesis, revised"  # renamed in the tool's settings
+    db.session.commit()
+    copy_page = launch_link(
+        browser, platform, live_tool, link_id, resource_link_id="dup", title="Essay (copy)"
+    )
+    db.session.expire_all()
+    first, copy = db.session.query(Activity).order_by(Activity.id).all()
+    assert (first.title, copy.title) == ("Photosynthesis, revised", "Essay (copy)")
+    page = browser.get(copy_page).text
+    assert "Essay (copy)" in page and "revised" not in page
+    # Later launches do not rename it: the tool owns the title from then on.
+    launch_link(browser, platform, live_tool, link_id, resource_link_id="dup", title="Renamed")
+    db.session.expire_all()
+    assert db.session.get(Activity, copy.id).title == "Essay (copy)"
 
 
 def test_settings_edits_are_audited(browser, platform, live_tool):

@@ -148,9 +148,25 @@ def test_code_judge_through_the_worker(app, browser, platform, live_tool):
     run_jobs()
     assert status(browser, page)["status"] == "completed"
     assert status(browser, page)["score"] == 0
+    # Each test's result is shown once: in the feedback's list, the table keeping the scores.
+    shown = browser.get(page).text
+    assert shown.count("output differs from the expected output") == 2
+    assert "Score per criterion" in shown and ">Comment<" not in shown
     upload(browser, page, "sum.py", b"n = int(input())\nprint(sum(range(1, n + 1)))\n")
     run_jobs()
     assert status(browser, page)["score"] == 10
     criteria = db.session.query(Grade).order_by(Grade.id.desc()).first().result.criteria
     assert [c["verdict"] for c in criteria] == ["passed", "passed"]
     assert platform.grade_for("2")["scoreGiven"] == 10
+
+
+def test_the_table_keeps_the_comments_the_feedback_does_not_give():
+    from app.web.views import comments_repeated
+
+    criteria = [
+        {"name": "Structure", "reason": "Clear  functions."},
+        {"name": "Tests", "reason": ""},
+    ]
+    assert comments_repeated("- **Structure**: Clear\nfunctions.\n- **Tests**", criteria)
+    assert not comments_repeated("Excellent work overall.", criteria)  # the table says them
+    assert not comments_repeated("Structure and Tests", [])

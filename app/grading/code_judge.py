@@ -108,13 +108,22 @@ class CodeJudge(GradingPlugin):
                     score=t.score,
                     max=t.weight,
                     verdict=t.status,
-                    reason=t.message or STATUS_TEXT.get(t.status, t.status),
+                    reason=_reason(t),
                     evidence=t.stdout[:300],
                 )
                 for t in report.tests
             ],
             provenance={"judge": report.to_dict()},
         )
+
+
+def _reason(test: judge_runner.TestResult) -> str:
+    """A test's comment: why it failed, in the words the feedback's list uses. A compile
+    error is the program's, not the test's: the compiler's messages are in the feedback once,
+    not again on every test."""
+    if test.status == "compile_error" or not test.message:
+        return STATUS_TEXT.get(test.status, test.status)
+    return test.message
 
 
 def sandbox_unavailable(job: GradingInput, exc: SandboxUnavailable) -> GradingResult:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
 from app.catalogue import N_
 from app.grading.base import CriterionResult, Flag, GradingInput, GradingResult, Outcome
+from app.grading.replies import Unreadable, reply_text
+from app.grading.scores import misfit
 from app.llm.jsonreply import parse_json_reply, preview
 
 if TYPE_CHECKING:
@@ -60,15 +63,22 @@ class GraderGrade:
     categories: dict[str, float]
 
 
-def parse_run(model: str, framing: str, reply: str, categories: tuple[Category, ...]) -> Run:
-    """A run's scores and issues; a reply that does not follow the requested shape counts as
-    no run, rather than as a grade read from whatever it holds."""
+def parse_run(
+    model: str,
+    framing: str,
+    reply: str,
+    categories: tuple[Category, ...],
+    placeholders: Sequence[str] = (),
+) -> Run:
+    """A run's scores and issues; a reply that does not follow the requested shape, or whose
+    issues copy ``placeholders`` (its prompt's example), counts as no run, rather than as a
+    grade read from whatever it holds."""
     try:
         data = parse_json_reply(reply)
         if not isinstance(data, dict):
             raise ValueError("the reply is not a JSON object")
         scores = _category_scores(data.get("categories"), categories)
-        issues = _issues(data.get("issues"))
+        issues = _issues(data.get("issues"), placeholders)
     except ValueError as exc:
         log.info(
             "ensemble: %s's %s reply is unreadable (%s): %s", model, framing, exc, preview(reply)
@@ -80,7 +90,8 @@ def parse_run(model: str, framing: str, reply: str, categories: tuple[Category, 
 
 def _category_scores(given: object, categories: tuple[Category, ...]) -> dict[str, float]:
     """Each category's points, matched by its words (case and punctuation aside); a number
-    or a numeric text within the category's points, never a boolean or a list."""
+    or a numeric text within the category's points, never a boolean or a list, nor a value
+    that reads as a fraction of the whole (:func:`app.grading.scores.misfit`)."""
     if not isinstance(given, dict):
         raise ValueError("'categories' is not an object")
     by_key = {_key(str(name)): value for name, value in given.items()}
@@ -92,13 +103,16 @@ def _category_scores(given: object, categories: tuple[Category, ...]) -> dict[st
         points = float(value)  # a text that is not a number raises ValueError
         if not 0 <= points <= category.points:  # also refuses nan
             raise ValueError(f"{category.name!r} scored {value!r} of {category.points:g}")
+        if why := misfit(points, None, category.points):
+            raise ValueError(f"{category.name!r}: {why}")
         scores[category.name] = points
     return scores
 
 
-def _issues(value: object) -> list[str]:
+def _issues(value: object, placeholders: Sequence[str]) -> list[str]:
     """The issues as texts: a list of texts, or one text holding one issue a line. Anything
-    else is refused: iterating a text would make each of its letters an issue."""
+    else is refused (iterating a text would make each of its letters an issue), and so is an
+    issue that copies the prompt's example."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -106,8 +120,11 @@ def _issues(value: object) -> list[str]:
     elif isinstance(value, list) and all(isinstance(item, str) for item in value):
         items = value
     else:
-        raise ValueError("'issues' is not a list of texts")
-    return [text for item in items if (text := _BULLET.sub("", item.strip()).strip())]
+        raise Unreadable("'issues' is not a list of texts")
+    issues = [_BULLET.sub("", item.strip()).strip() for item in items if item.strip()]
+    for issue in issues:
+        reply_text(issue, "issues", placeholders)  # raises on a copied example
+    return [issue for issue in issues if issue]
 
 
 def grader_grades(

@@ -5,7 +5,10 @@ The score is the weighted sum over the rubric's total positive weight, clamped t
 the raw weighted sum when ``normalize`` is off. Three modes ask the model differently:
 ``per_criterion`` (one call per criterion, run concurrently), ``one_shot`` (one call for all
 criteria) and ``holistic`` (one call for a 0–100 score, read as that share of the positive
-weight; a reply that writes another scale goes to review rather than being converted).
+weight; a score on another scale, or one that reads as a fraction of the whole, goes to
+review rather than being converted: :func:`app.grading.scores.misfit`). A reply is unreadable
+when it is no JSON of the shape asked, or when a reason, evidence or explanation is no text or
+copies the prompt's own example (:data:`PLACEHOLDERS`, :func:`app.grading.replies.reply_text`).
 Unreadable replies are logged, retried, then replaced by the teacher's fallback verdicts: once
 either sign has one, the other defaults to UNMET, as in the rubric seed; with neither, the
 submission goes to review without a score. An optional length penalty is subtracted after all
@@ -17,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import Field
 
@@ -36,6 +39,7 @@ from app.grading.base import (
 )
 from app.grading.length_penalty import LengthPenalty
 from app.grading.prompts import DATA_RULES, clip, examples_block, fence
+from app.grading.replies import reply_text
 from app.grading.rubric import Criterion, Rubric
 from app.grading.scores import read_score
 from app.llm.jsonreply import parse_json_reply, preview
@@ -74,9 +78,19 @@ Student submission{note}:
 
 {task}"""
 
+# The format examples' placeholder texts, kept here so that PLACEHOLDERS knows them all: a
+# reply that copies one filled in the template, not the judgement (app.grading.replies).
+REASON_EXAMPLE = "one or two sentences"
+EVIDENCE_EXAMPLE = (
+    "a short exact quote from the submission that supports the verdict (empty if there is none)"
+)
+SCORE_EXAMPLE = "a number from 0 to 100 for the overall quality against the rubric"
+EXPLANATION_EXAMPLE = "Markdown feedback for the student: strengths, weaknesses and how to improve"
+PLACEHOLDERS = (REASON_EXAMPLE, EVIDENCE_EXAMPLE, SCORE_EXAMPLE, EXPLANATION_EXAMPLE)
+
 JUDGEMENT_SHAPE = (
-    '{"verdict": "MET" or "UNMET", "reason": "one or two sentences", "evidence": "a short '
-    'exact quote from the submission that supports the verdict (empty if there is none)"}'
+    f'{{"verdict": "MET" or "UNMET", "reason": "{REASON_EXAMPLE}", '
+    f'"evidence": "{EVIDENCE_EXAMPLE}"}}'
 )
 
 PER_CRITERION_TASK = """\
@@ -92,20 +106,24 @@ Judge each of these criteria on its own:
 Reply with one JSON object that has one key per criterion id ({ids}), each mapped to \
 {shape}"""
 
-HOLISTIC_TASK = """\
+HOLISTIC_TASK = f"""\
 Weigh the whole submission against this rubric; weights say how much each criterion counts \
 and faults subtract:
-{listing}
+{{listing}}
 
-Reply with one JSON object: {{"score": a number from 0 to 100 for the overall quality \
-against the rubric, "explanation": "Markdown feedback for the student: strengths, \
-weaknesses and how to improve"}}"""
+Reply with one JSON object: {{{{"score": {SCORE_EXAMPLE}, \
+"explanation": "{EXPLANATION_EXAMPLE}"}}}}"""
 
 RETRY_PROMPT = """\
 That reply could not be used: {problem}. Answer again with only the JSON object asked for."""
 
 FALLBACK_REASON = "The grader's reply could not be read; the activity's fallback verdict was used."
 UNREAD_REASON = "The grader's reply could not be read."
+#: The one question of the modes that ask once for every criterion, as an error names it.
+QUESTIONS = {
+    "one_shot": N_("one-shot question (a verdict for every criterion in one call)"),
+    "holistic": N_("holistic question (one overall score from 0 to 100 against the rubric)"),
+}
 DONE_WELL, MISSING, PROBLEMS = "What the work does well", "What is missing", "Problems found"
 
 
@@ -195,15 +213,18 @@ class Criteria(GradingPlugin):
         progress(1, self.steps, N_("Asking the grader model"))
         judgements: list[Judgement | None] = [None] * len(rubric.criteria)
         holistic: Overall | None = None
+        problem = ""  # why the one question of one_shot or holistic went unanswered
         if params.mode == "per_criterion":
             answers = llm.map(ask.criterion, rubric.criteria)
-            judgements = [judgement for judgement, _ in answers]
-            replies = [reply for _, more in answers for reply in more]
+            judgements = [answer.value for answer in answers]
+            replies = [reply for answer in answers for reply in answer.replies]
         elif params.mode == "one_shot":
-            found, replies = ask.all_criteria(rubric)
-            judgements = list(found or judgements)
+            answer = ask.all_criteria(rubric)
+            judgements = list(answer.value or judgements)
+            replies, problem = answer.replies, answer.problem
         else:
-            holistic, replies = ask.holistic(rubric)
+            answer = ask.holistic(rubric)
+            holistic, replies, problem = answer.value, answer.replies, answer.problem
         progress(2, self.steps, N_("Scoring"))
         result = GradingResult(Outcome.GRADED, None, None, "", raw_replies=replies)
         result.provenance = {"mode": params.mode, "truncated_input": truncated}
@@ -220,23 +241,49 @@ class Criteria(GradingPlugin):
         result.criteria = [_detail(c, j) for c, j in zip(rubric.criteria, judgements, strict=True)]
         result.feedback = _feedback(rubric, judgements)
         stuck = [c.name for c, j in zip(rubric.criteria, judgements, strict=True) if j is None]
+        question = QUESTIONS.get(params.mode)  # one question asked for every criterion
         if stuck:
             result.outcome = Outcome.NEEDS_REVIEW
-            result.error = N_(
-                "The grader's replies could not be read for: %(criteria)s (%(attempts)s "
-                "attempts). A teacher needs to review this submission."
-            ) % {"criteria": ", ".join(stuck), "attempts": params.max_retries + 1}
+            result.feedback = ""  # nothing was read: no feedback either
+            attempts = params.max_retries + 1
+            if question:
+                result.error = N_(
+                    "The grader's reply to the %(question)s could not be read after "
+                    "%(attempts)s attempts (%(problem)s). A teacher needs to review this "
+                    "submission."
+                ) % {"question": question, "attempts": attempts, "problem": problem}
+            else:
+                result.error = N_(
+                    "The grader's replies could not be read for: %(criteria)s (%(attempts)s "
+                    "attempts). A teacher needs to review this submission."
+                ) % {"criteria": ", ".join(stuck), "attempts": attempts}
             return result
         if fallen:
             result.provenance["fallback_criteria"] = fallen
-            message = N_("Fallback verdicts replaced unreadable grader replies for: %(criteria)s")
-            result.flags.append(
-                Flag("fallback_verdicts", message % {"criteria": ", ".join(fallen)})
-            )
+            if question:
+                message = N_(
+                    "The grader's reply to the %(question)s could not be read (%(problem)s); "
+                    "the fallback verdicts were used for every criterion."
+                ) % {"question": question, "problem": problem}
+            else:
+                message = N_(
+                    "Fallback verdicts replaced unreadable grader replies for: %(criteria)s"
+                ) % {"criteria": ", ".join(fallen)}
+            result.flags.append(Flag("fallback_verdicts", message))
         raw = sum(d.score or 0.0 for d in result.criteria)
         # Holistic gets here only through fallbacks, when the model gave no number at all.
         _score(result, job, params, rubric, raw, llm_raw=None if params.mode == "holistic" else raw)
         return result
+
+
+@dataclass(frozen=True)
+class _Answer(Generic[T]):
+    """One question's parsed reply (None if it never parsed), every reply received, and
+    why the last one could not be used ("" when one could)."""
+
+    value: T | None
+    replies: list[str]
+    problem: str = ""
 
 
 class _Asker:
@@ -252,14 +299,14 @@ class _Asker:
         examples = examples_block(job.examples, self._marker, job.max_score)
         self._examples = f"\n{examples}\n" if examples else ""
 
-    def criterion(self, criterion: Criterion) -> tuple[Judgement | None, list[str]]:
+    def criterion(self, criterion: Criterion) -> _Answer[Judgement]:
         kind = "requirement" if criterion.weight > 0 else "fault"
         task = PER_CRITERION_TASK.format(
             kind=kind, requirement=criterion.requirement, shape=JUDGEMENT_SHAPE
         )
         return self._ask(task, lambda reply: _judgement(parse_json_reply(reply)), VERDICT_TOKENS)
 
-    def all_criteria(self, rubric: Rubric) -> tuple[list[Judgement] | None, list[str]]:
+    def all_criteria(self, rubric: Rubric) -> _Answer[list[Judgement]]:
         ids = [f"C{number}" for number in range(1, len(rubric.criteria) + 1)]
         listing = "\n".join(
             f"- {key} ({'requirement' if c.weight > 0 else 'fault'}) {c.name}: {c.requirement}"
@@ -269,15 +316,15 @@ class _Asker:
         tokens = VERDICT_TOKENS * len(ids)
         return self._ask(task, lambda reply: _judgements(parse_json_reply(reply), ids), tokens)
 
-    def holistic(self, rubric: Rubric) -> tuple[Overall | None, list[str]]:
+    def holistic(self, rubric: Rubric) -> _Answer[Overall]:
         listing = "\n".join(
             f"- {c.name} (weight {c.weight:g}): {c.requirement}" for c in rubric.criteria
         )
         return self._ask(HOLISTIC_TASK.format(listing=listing), _holistic, HOLISTIC_TOKENS)
 
-    def _ask(self, task: str, parse: Callable[[str], T], tokens: int) -> tuple[T | None, list[str]]:
-        """The parsed reply (None if it never parsed) and every reply received; each reply
-        capped at ``tokens``."""
+    def _ask(self, task: str, parse: Callable[[str], T], tokens: int) -> _Answer[T]:
+        """The parsed reply, or why the last one could not be parsed, and every reply; each
+        reply capped at ``tokens``."""
         instructions = self._job.instructions.strip() or "(no instructions were given)"
         user = USER_PROMPT.format(
             instructions=instructions,
@@ -291,6 +338,7 @@ class _Asker:
             {"role": "user", "content": user},
         ]
         replies: list[str] = []
+        problem = ""
         attempts = self._params.max_retries + 1
         for attempt in range(1, attempts + 1):
             reply = self._llm.complete(
@@ -302,8 +350,9 @@ class _Asker:
             ).content
             replies.append(reply)
             try:
-                return parse(reply), replies
-            except ValueError as problem:
+                return _Answer(parse(reply), replies)
+            except ValueError as error:
+                problem = str(error)
                 log.warning(
                     "criteria: unreadable reply (%s), attempt %d of %d: %s",
                     problem,
@@ -317,7 +366,7 @@ class _Asker:
                     {"role": "assistant", "content": reply[:MAX_ECHO_CHARS]},
                     {"role": "user", "content": RETRY_PROMPT.format(problem=problem)},
                 ]
-        return None, replies
+        return _Answer(None, replies, problem)
 
 
 def _judgement(data: Any) -> Judgement:
@@ -326,9 +375,9 @@ def _judgement(data: Any) -> Judgement:
     verdict = str(data.get("verdict", "")).strip().upper()
     if verdict not in ("MET", "UNMET"):
         raise ValueError('the verdict must be "MET" or "UNMET"')
-    reason = str(data.get("reason") or "").strip()
-    evidence = str(data.get("evidence") or "").strip()[:MAX_EVIDENCE_CHARS]
-    return Judgement(verdict, reason, evidence)
+    reason = reply_text(data.get("reason"), "reason", PLACEHOLDERS)
+    evidence = reply_text(data.get("evidence"), "evidence", PLACEHOLDERS)
+    return Judgement(verdict, reason, evidence[:MAX_EVIDENCE_CHARS])
 
 
 def _judgements(data: Any, ids: list[str]) -> list[Judgement]:
@@ -341,12 +390,14 @@ def _judgements(data: Any, ids: list[str]) -> list[Judgement]:
 
 
 def _holistic(reply: str) -> Overall:
-    """The reply's 0-100 score; ValueError (asked again) when it has none in that range."""
+    """The reply's 0-100 score and explanation; ValueError (asked again) when it has no score
+    in that range or its explanation is no text of its own. A score that does not fit the
+    scale unambiguously is kept as ``off_scale``, a definite answer held for review."""
     data = parse_json_reply(reply)
     reading = read_score(reply, 100)
     if not isinstance(data, dict) or reading is None:
         raise ValueError('expected a JSON object with a "score" between 0 and 100')
-    explanation = str(data.get("explanation") or "").strip()
+    explanation = reply_text(data.get("explanation"), "explanation", PLACEHOLDERS)
     return Overall(reading.score, explanation, reading.mismatch(100))
 
 

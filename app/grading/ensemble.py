@@ -162,13 +162,25 @@ class EnsembleParams(ModelParams, JudgeSettings):
         return self
 
 
+#: The examples' placeholders: an issue that copies one filled in the template (a category
+#: named "<category>" matches none of the activity's, so it is no score either).
+ISSUE_EXAMPLE = "..."
+CATEGORY_EXAMPLE = "<category>"
+PLACEHOLDERS = (ISSUE_EXAMPLE, CATEGORY_EXAMPLE)
+#: The reply's shape as every framing asks for it (braces doubled for ``str.format``).
+REPLY_SHAPE = (
+    f'{{{{"categories": {{{{"{CATEGORY_EXAMPLE}": points, ...}}}}, '
+    f'"issues": ["{ISSUE_EXAMPLE}"]}}}}'
+)
+
 SYSTEM = f"""\
 You grade one student's program against a rubric. Follow the rubric exactly, do not \
 speculate, and answer with JSON only.
 
 {DATA_RULES}"""
 
-DIRECT = """\
+DIRECT = (
+    """\
 Assignment:
 {instructions}
 
@@ -177,9 +189,12 @@ Rubric categories (points): {categories}
 {examples}{fenced}
 
 Score each category, then list the concrete issues you found (each one line, citing the \
-code). Reply as JSON: {{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
+code). Reply as JSON: """
+    + REPLY_SHAPE
+)
 
-REVERSE = """\
+REVERSE = (
+    """\
 {examples}{fenced}
 
 Rubric categories (points): {categories}
@@ -188,10 +203,13 @@ Assignment:
 {instructions}
 
 Start from full marks in every category and deduct only for problems you can point to in \
-the code. Reply as JSON: {{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
+the code. Reply as JSON: """
+    + REPLY_SHAPE
+)
 
 
-CRITIQUE = """\
+CRITIQUE = (
+    """\
 Assignment:
 {instructions}
 
@@ -205,7 +223,9 @@ The other graders' grades and issues:
 
 Check their reasoning against the code. Keep your grade or revise it where they found \
 something real that you missed, or where you were wrong. Reply as JSON: \
-{{"categories": {{"<category>": points, ...}}, "issues": ["..."]}}"""
+"""
+    + REPLY_SHAPE
+)
 
 
 class Ensemble(GradingPlugin):
@@ -344,7 +364,7 @@ def _ask_all(
             max_tokens=llm.reply_cap(RUN_TOKENS),
             json_mode=True,
         )
-        return parse_run(model, framing, completion.content, params.categories)
+        return parse_run(model, framing, completion.content, params.categories, PLACEHOLDERS)
 
     def first_round(task: tuple[str, str]) -> Run:
         model, framing = task

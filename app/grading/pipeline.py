@@ -55,6 +55,7 @@ from app.grading.pipeline_prompts import (
     NO_REFERENCE,
     NO_ROOM,
     NO_SUMMARY,
+    PLACEHOLDERS,
     SAFETY_RULES,
     SUMMARY_INSTRUCTIONS,
     _fit,
@@ -64,7 +65,7 @@ from app.grading.pipeline_prompts import (
     _task_text,
     estimate_tokens,
 )
-from app.grading.replies import read_breakdown
+from app.grading.replies import UNREADABLE, Unreadable, read_breakdown, shown_feedback
 from app.grading.retrieval import chunk, rank
 from app.grading.rubric import Rubric
 from app.grading.scores import read_score
@@ -313,20 +314,27 @@ class Pipeline(GradingPlugin):
         provenance: dict[str, Any],
         flags: list[Flag],
     ) -> GradingResult:
-        """Read the final reply: its score on the asked scale, its criteria and feedback."""
-        breakdown = read_breakdown(reply)
-        reading = read_score(reply, max_score)
+        """Read the final reply: its score on the asked scale, its criteria and feedback; a
+        reply with a field that cannot be shown goes to review with neither."""
         result = GradingResult(
             outcome=Outcome.NEEDS_REVIEW,
             score=None,
             scale=None,
-            feedback=breakdown.feedback if breakdown and breakdown.feedback else reply,
+            feedback="",
             raw_replies=replies,
-            criteria=breakdown.criteria if breakdown else [],
             flags=flags,
             provenance=provenance,
         )
         provenance["score_source"] = None
+        try:
+            breakdown = read_breakdown(reply, PLACEHOLDERS)
+        except Unreadable as problem:
+            log.warning("pipeline: unreadable final reply (%s): %s", problem, preview(reply))
+            result.error = UNREADABLE % {"problem": problem}
+            return result
+        result.feedback = shown_feedback(reply, breakdown)
+        result.criteria = breakdown.criteria if breakdown else []
+        reading = read_score(reply, max_score)
         if reading is None:
             log.warning("pipeline: no usable score in the final reply: %s", preview(reply))
             result.error = N_(

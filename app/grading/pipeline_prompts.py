@@ -59,14 +59,20 @@ there is one, is context (what they say they did or could not do), never a reaso
 the grade by itself. Write the feedback in Markdown, addressed to the student and in the \
 language of the task: what is done well, what is missing or wrong, and how to improve."""
 
-FINAL_FORMAT = """\
+# The final format's placeholder texts, kept here so that PLACEHOLDERS knows them all: a reply
+# that copies one filled in the template, not the grade (app.grading.replies.reply_text).
+FEEDBACK_EXAMPLE = "the feedback, as a Markdown string"
+EVIDENCE_EXAMPLE = "a short quote from the submission"
+PLACEHOLDERS = (FEEDBACK_EXAMPLE, EVIDENCE_EXAMPLE)
+
+FINAL_FORMAT = f"""\
 Answer with a single JSON object and nothing else, with these keys:
-- "score": a number from 0 to {maximum}, the grade for the whole submission;
-- "max_score": {maximum};
-- "feedback": the feedback, as a Markdown string;
+- "score": a number from 0 to {{maximum}}, the grade for the whole submission;
+- "max_score": {{maximum}};
+- "feedback": {FEEDBACK_EXAMPLE};
 - "criteria": a list with one object per criterion (the rubric's criteria when there is \
 a rubric, else the main requirements of the task), each with "name", "score", "max", \
-"reason" and "evidence" (a short quote from the submission)."""
+"reason" and "evidence" ({EVIDENCE_EXAMPLE})."""
 
 NO_SUMMARY = "(The summary step is turned off for this activity: read the submission itself.)"
 NO_ANALYSIS = (

@@ -6,11 +6,23 @@ Many graders answer so whatever their prompt asks (LAMB assistants among them): 
 between prose. :func:`read_breakdown` turns that into :class:`CriterionResult` rows and a text a
 student can read; the total itself is read by :func:`app.grading.scores.read_score`, and
 :func:`contradiction` says when the two, or the criteria and the activity's rubric, disagree.
+
+This module is also the one place that decides whether a reply's words can be shown to a
+person, for every strategy: :func:`reply_text` takes a field that should hold text (feedback,
+a reason, an explanation, evidence, an issue) and raises :class:`Unreadable` for anything else
+(an object, a number, a boolean: shown with ``str()`` they would be a Python dict to a student)
+and for a copy of its own prompt's placeholder text ("one or two sentences" from the format
+example: the model filled in the template, not the grade). Each prompt keeps its placeholders
+beside it; :func:`shown_feedback` never shows a JSON reply's raw text. A strategy that meets
+:class:`Unreadable` asks again when it can, else sends the work to a teacher with its message.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +77,86 @@ _REASON_KEYS += ("justificacion", "explanation", "rationale")
 _EVIDENCE_KEYS = ("evidence", "quote", "evidencia", "cita")
 
 
+#: Placeholders at least this many words long are recognised inside a longer text too; shorter
+#: ones ("one or two sentences") only as the whole text, as a real reason may use their words.
+LONG_PLACEHOLDER_WORDS = 6
+
+
+class Unreadable(ValueError):
+    """A reply, or a field of it, that cannot be used as it is: its message says which field
+    and why, for the teacher who reviews the work and for the model when it is asked again."""
+
+
+#: The review reason of a reply that cannot be used, for strategies that do not ask again.
+UNREADABLE = N_(
+    "The grader's reply could not be used: %(problem)s. Nothing of it was shown to the "
+    "student; a teacher needs to review it."
+)
+
+
+def reply_text(value: Any, field: str, placeholders: Sequence[str] = ()) -> str:
+    """The text a reply gives in ``field``: a string, or a list of strings as Markdown bullets;
+    "" when the field is absent or empty. Raises :class:`Unreadable` for any other value and
+    for text that copies one of ``placeholders``, the prompt's own format example."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value.strip()
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        text = "\n".join(f"- {item.strip()}" for item in value if item.strip())
+    else:
+        raise Unreadable(f'the "{field}" is {_kind(value)}, not text')
+    if text and (copied := echoed(text, placeholders)):
+        raise Unreadable(f'the "{field}" copies the example of the prompt ("{copied}")')
+    return text
+
+
+def echoed(text: str, placeholders: Sequence[str]) -> str | None:
+    """The placeholder ``text`` copies: all of it, case, punctuation and spacing aside (so a
+    "..." placeholder matches any text without a letter or digit), or a long placeholder found
+    inside it; None when it copies none."""
+    words = _words(text)
+    for placeholder in placeholders:
+        wanted = _words(placeholder)
+        if words == wanted or (
+            len(wanted.split()) >= LONG_PLACEHOLDER_WORDS and f" {wanted} " in f" {words} "
+        ):
+            return placeholder
+    return None
+
+
+def shown_feedback(reply: str, breakdown: Breakdown | None) -> str:
+    """What a student may read of a reply: its feedback when it is structured, a prose reply as
+    it is, and nothing of a JSON reply that has no feedback (its raw text is no feedback)."""
+    if breakdown is not None and breakdown.feedback:
+        return breakdown.feedback
+    return "" if _is_json(reply) else reply
+
+
+def _is_json(reply: str) -> bool:
+    text = reply.strip()
+    if text.startswith("```"):  # one fenced block and nothing else
+        text = re.sub(r"^```[a-zA-Z]*\s*|\s*```$", "", text)
+    try:
+        return isinstance(json.loads(text), dict | list)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list of more than texts"
+    if isinstance(value, bool):
+        return "true or false"
+    return "a number" if isinstance(value, int | float) else "no text"
+
+
 @dataclass(frozen=True)
 class Breakdown:
     """What a structured reply says, criterion by criterion."""
@@ -79,9 +171,10 @@ class Breakdown:
         return sum(c.score or 0.0 for c in self.criteria), sum(c.max for c in self.criteria)
 
 
-def read_breakdown(reply: str) -> Breakdown | None:
+def read_breakdown(reply: str, placeholders: Sequence[str] = ()) -> Breakdown | None:
     """The reply's criteria and feedback, or None when it is no JSON object holding either
-    (a prose reply, or JSON with a score only)."""
+    (a prose reply, or JSON with a score only). Raises :class:`Unreadable` when its feedback,
+    or a criterion's reason or evidence, is no text or copies one of ``placeholders``."""
     try:
         data = parse_json_reply(reply)
     except ValueError:
@@ -90,9 +183,10 @@ def read_breakdown(reply: str) -> Breakdown | None:
     if data is None:
         return None
     items = next((v for k, v in data.items() if k in _CRITERIA_KEYS), None)
-    criteria = _criteria(items)
+    criteria = _criteria(items, placeholders)
     unusable = [c.name for c in criteria if c.score is None]
-    feedback = _text(next((data[k] for k in _FEEDBACK_KEYS if k in data), None))
+    key = next((k for k in _FEEDBACK_KEYS if k in data), "feedback")
+    feedback = reply_text(data.get(key), key, placeholders)
     if not feedback:
         feedback = "\n".join(
             f"- **{c.name}**" + (f": {c.reason}" if c.reason else "") for c in criteria
@@ -163,7 +257,7 @@ def _holder(data: Any) -> dict[str, Any] | None:
     return None
 
 
-def _criteria(items: Any) -> list[CriterionResult]:
+def _criteria(items: Any, placeholders: Sequence[str]) -> list[CriterionResult]:
     if isinstance(items, dict):  # keyed by name: {"Structure": {"score": 9, ...}} or {"A": 9}
         items = [
             {"name": name, **(_folded(v) if isinstance(v, dict) else {"score": v})}
@@ -174,13 +268,13 @@ def _criteria(items: Any) -> list[CriterionResult]:
         if not isinstance(item, dict):
             continue
         item = _folded(item)
-        name = _text(_first(item, _NAME_KEYS))
+        name = _name(_first(item, _NAME_KEYS))
         if name:
-            rows.append(_criterion(name, item))
+            rows.append(_criterion(name, item, placeholders))
     return rows
 
 
-def _criterion(name: str, item: dict[str, Any]) -> CriterionResult:
+def _criterion(name: str, item: dict[str, Any], placeholders: Sequence[str]) -> CriterionResult:
     read = read_number(_first(item, _SCORE_KEYS))
     limit = read_number(_first(item, _MAX_KEYS))
     top = limit[0] if limit else read[1] if read else None
@@ -191,8 +285,8 @@ def _criterion(name: str, item: dict[str, Any]) -> CriterionResult:
         name=name,
         score=score,
         max=top if top and top > 0 else 0.0,
-        reason=_text(_first(item, _REASON_KEYS)),
-        evidence=_text(_first(item, _EVIDENCE_KEYS)),
+        reason=reply_text(_first(item, _REASON_KEYS), f"reason of {name}", placeholders),
+        evidence=reply_text(_first(item, _EVIDENCE_KEYS), f"evidence of {name}", placeholders),
     )
 
 
@@ -200,12 +294,10 @@ def _first(item: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return next((item[key] for key in keys if item.get(key) is not None), None)
 
 
-def _text(value: Any) -> str:
-    """A string as it is; a list of strings as Markdown bullets; anything else as nothing."""
+def _name(value: Any) -> str:
+    """A criterion's name: a string, or a number ("1" for the first); anything else is none."""
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:g}"
-    if isinstance(value, list):
-        return "\n".join(f"- {text}" for item in value if (text := _text(item)))
     return ""

@@ -28,7 +28,13 @@ from app.grading.base import (
 )
 from app.grading.pipeline_prompts import rubric_listing
 from app.grading.prompts import DATA_RULES, clip, examples_block, fence
-from app.grading.replies import contradiction, read_breakdown
+from app.grading.replies import (
+    UNREADABLE,
+    Unreadable,
+    contradiction,
+    read_breakdown,
+    shown_feedback,
+)
 from app.grading.rubric import Rubric
 from app.grading.scores import ScoreReading, read_score
 from app.llm.jsonreply import preview
@@ -118,21 +124,28 @@ class RubricEval(GradingPlugin):
 
 def _result(reply: str, job: GradingInput, provenance: dict[str, Any]) -> GradingResult:
     """The reply as a result: its criteria and feedback when it is structured, its score when
-    that is unambiguous, on the scale asked for and consistent with its criteria."""
-    breakdown = read_breakdown(reply)
-    reading = read_score(reply, job.max_score)
-    if reading is None and breakdown and breakdown.criteria and not breakdown.unusable:
-        earned, possible = breakdown.points
-        reading = ScoreReading(earned, possible, "criteria", "sum of the criteria's scores")
+    that is unambiguous, on the scale asked for and consistent with its criteria; a reply
+    with a field that cannot be shown goes to review with neither."""
     result = GradingResult(
         outcome=Outcome.NEEDS_REVIEW,
         score=None,
         scale=None,
-        feedback=breakdown.feedback if breakdown and breakdown.feedback else reply,
+        feedback="",
         raw_replies=[reply],
-        criteria=breakdown.criteria if breakdown else [],
         provenance=provenance,
     )
+    try:
+        breakdown = read_breakdown(reply)  # its prompt's only example is the score line
+    except Unreadable as problem:
+        log.warning("rubric_eval: unreadable reply (%s): %s", problem, preview(reply))
+        result.error = UNREADABLE % {"problem": problem}
+        return result
+    result.feedback = shown_feedback(reply, breakdown)
+    result.criteria = breakdown.criteria if breakdown else []
+    reading = read_score(reply, job.max_score)
+    if reading is None and breakdown and breakdown.criteria and not breakdown.unusable:
+        earned, possible = breakdown.points
+        reading = ScoreReading(earned, possible, "criteria", "sum of the criteria's scores")
     if reading is None:
         log.warning("rubric_eval: no clear score in the reply: %s", preview(reply))
         result.error = N_("The grader's reply has no clear score; a teacher needs to review it.")

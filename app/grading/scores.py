@@ -42,6 +42,15 @@ Decision rules, in order:
    :meth:`ScoreReading.mismatch` tells the caller to send the work to review: "5/5" when the
    prompt asked for a score out of 10 is a model that did not do what it was asked, and neither
    10/10 nor 5/10 is a grade anyone gave.
+8. What fits the scale asked for (:func:`misfit`, one rule for every strategy). Readable: a
+   number within 0..max; a text with the asked scale ("8/10" or "8 out of 10" when 10 was
+   asked, "85%" when 100 was). Ambiguous, so held for a teacher with a reason and never
+   converted: a written scale other than the one asked ("8/10" or ``"max": 10`` when 100 was
+   asked, "85%" when 10 was), and a value strictly between 0 and 1 when the asked maximum is
+   10 or more (0.5 on a 0-100 scale is a fraction of the whole far more often than half a
+   point; the rare half point a teacher confirms). Not a score at all: a value outside
+   0..scale, a range, words ("eight", "N/A"); the caller then has no score, and the work goes
+   to review (or is asked again where the strategy re-asks).
 """
 
 import json
@@ -66,9 +75,9 @@ class ScoreReading:
     text: str  # the matched snippet, shown to the teacher as evidence
 
     def mismatch(self, asked: float) -> str | None:
-        """The review reason when the model wrote its score on another scale than ``asked``,
-        the maximum its prompt set; None when it kept to it or wrote no scale."""
-        return off_scale(self.score, self.scale, asked)
+        """The review reason when the score does not fit ``asked``, the maximum its prompt set
+        (:func:`misfit`); None when it does."""
+        return misfit(self.score, self.scale, asked)
 
 
 #: Why a score on a scale the prompt did not ask for is held, never converted.
@@ -83,6 +92,26 @@ def off_scale(score: float, written: float | None, asked: float) -> str | None:
     if written is None or math.isclose(written, asked):
         return None
     return OFF_SCALE % {"score": f"{score:g}", "written": f"{written:g}", "asked": f"{asked:g}"}
+
+
+#: Why a bare value below 1 on a larger scale is held: it reads as a fraction of the whole.
+FRACTION = N_(
+    "The grader gave %(score)s, which reads as a fraction of the whole rather than a score out "
+    "of %(asked)s. The score was not converted; a teacher needs to review it."
+)
+#: From this asked maximum up, a score strictly between 0 and 1 is taken for a fraction.
+FRACTION_FROM = 10
+
+
+def misfit(score: float, written: float | None, asked: float) -> str | None:
+    """The review reason when ``score`` (with the scale the model wrote, if any) does not fit
+    the ``asked`` maximum unambiguously: another written scale, or a value that reads as a
+    fraction of the whole (rule 8 above); None when it fits."""
+    if reason := off_scale(score, written, asked):
+        return reason
+    if asked >= FRACTION_FROM and 0 < score < 1:
+        return FRACTION % {"score": f"{score:g}", "asked": f"{asked:g}"}
+    return None
 
 
 _FINAL, _TOTAL, _GENERIC = 3, 2, 1

@@ -13,7 +13,7 @@ from flask_babel import lazy_gettext as _l
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.exc import IntegrityError
 
-from app.activities import copy_settings
+from app.activities import MAX_TITLE_CHARS, copy_settings
 from app.errors import LaunchError, SessionExpired, SwitchedOff
 from app.extensions import db
 from app.lti import claims, deep_linking
@@ -212,6 +212,10 @@ def _activity_for_link(
         return named
     copy = Activity(deployment_id=deployment.id, resource_link_id=link_id)
     copy_settings(named, copy)
+    # The copy is a new activity of the platform, named there ("Essay (copy)" in Moodle): its
+    # page shows that name, not the original's, which may have been renamed here since.
+    link_title = str((body.get(claims.RESOURCE_LINK) or {}).get("title") or "").strip()
+    copy.title = link_title[:MAX_TITLE_CHARS] or copy.title
     if (body.get(claims.AGS_ENDPOINT) or {}).get("lineitem"):
         # The copy has its own gradebook column (Moodle gives it the activity's grade setting,
         # not the original's column maximum): its maximum is read from it before grading.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -113,6 +114,19 @@ def instructions_shown(activity: Activity) -> str:
     text = (activity.instructions or "").strip()
     first, _sep, rest = text.partition("\n\n")
     return rest.strip() if first.strip() == (activity.title or "").strip() else text
+
+
+@bp.app_template_global()
+def comments_repeated(feedback: str, criteria: list[dict[str, Any]]) -> bool:
+    """Whether the feedback already says each criterion's comment, with its name (the program
+    tests' list, the criteria strategy's groups): the table then shows the scores only, so
+    the student reads every comment once."""
+    words = " ".join((feedback or "").split())
+    return bool(criteria) and all(
+        " ".join(str(c.get(key) or "").split()) in words
+        for c in criteria
+        for key in ("name", "reason")
+    )
 
 
 @bp.get("/status")

@@ -46,6 +46,8 @@ def test_a_compile_error_scores_zero_and_shows_the_compiler():
     result = grade("a, b = map(int, input().split()\nprint(a + b\n")
     assert result.score == 0
     assert "did not compile" in result.feedback and "```" in result.feedback
+    # The compiler's messages are the program's: in the feedback once, not on every test.
+    assert [c.reason for c in result.criteria] == ["did not compile", "did not compile"]
 
 
 def test_a_file_that_is_not_a_program_goes_to_the_teacher():

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from app.grading.base import GradingInput, GradingResult, Outcome
-from app.grading.criteria import Criteria
+from app.grading.criteria import PLACEHOLDERS, QUESTIONS, Criteria
 from app.grading.registry import InvalidParams, validate_params
 from app.grading.rubric import Rubric, parse_rubric
 from app.llm.errors import LLMRequestError
@@ -293,8 +293,13 @@ def test_garbage_without_fallback_goes_to_review(fake_llm, session, mode) -> Non
     assert len(result.raw_replies) == calls
     assert result.outcome == Outcome.NEEDS_REVIEW
     assert result.score is None and result.scale is None
-    assert "Thesis, Dates, Copying" in result.error and "2 attempts" in result.error
+    assert "2 attempts" in result.error and result.feedback == ""
     assert "raw_score" not in result.provenance
+    if mode == "per_criterion":  # one question per criterion: the criteria are named
+        assert "Thesis, Dates, Copying" in result.error
+    else:  # one question was asked: the error names it, and why its reply was unusable
+        assert f"reply to the {QUESTIONS[mode]} could not be read" in result.error
+        assert "Thesis" not in result.error and "(no JSON object in the reply)" in result.error
 
 
 def test_fallback_verdicts_follow_the_criterion_sign(fake_llm, session) -> None:
@@ -364,6 +369,135 @@ def test_holistic_fallback_scores_from_verdicts_but_has_no_model_number(fake_llm
     assert result.score == 10
     assert result.provenance["llm_raw_score"] is None
     assert result.flags[0].code == "fallback_verdicts"
+
+
+# --- replies that cannot be shown or used (issue 21) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "explanation",
+    [{"strengths": "Clear thesis.", "weaknesses": "Few dates."}, ["Clear.", {"tip": "x"}], 7, True],
+    ids=["object", "list-with-object", "number", "boolean"],
+)
+def test_a_holistic_explanation_that_is_no_text_is_never_shown(
+    fake_llm, session, explanation
+) -> None:
+    """SmolLM2 answered the explanation as an object: the student was shown a Python dict."""
+    fake_llm.set_default(json.dumps({"score": 85, "explanation": explanation}))
+    result = grade(session, {"mode": "holistic", "max_retries": 1})
+
+    assert len(fake_llm.requests) == 2  # asked again, saying why
+    assert 'the "explanation" is' in fake_llm.requests[1]["messages"][3]["content"]
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert result.feedback == "" and "{" not in result.error
+    assert f"reply to the {QUESTIONS['holistic']} could not be read" in result.error
+    assert 'the "explanation" is ' in result.error and "not text" in result.error
+
+
+def test_a_readable_explanation_on_the_second_try_is_used(fake_llm, session) -> None:
+    fake_llm.reply(json.dumps({"score": 85, "explanation": {"strengths": "Clear."}}))
+    fake_llm.reply(json.dumps({"score": 85, "explanation": "Clear thesis."}))
+    result = grade(session, {"mode": "holistic"})
+    assert (result.outcome, result.score, result.feedback) == (
+        Outcome.GRADED,
+        pytest.approx(8.5),
+        "Clear thesis.",
+    )
+
+
+@pytest.mark.parametrize("field", ["reason", "evidence"])
+@pytest.mark.parametrize("mode", ["per_criterion", "one_shot"])
+def test_a_reason_or_evidence_that_is_no_text_is_unreadable(fake_llm, session, field, mode):
+    judgement = {"verdict": "MET", "reason": "Clear.", "evidence": "1789"}
+    judgement[field] = {"quote": "1789", "line": 1}
+    reply = judgement if mode == "per_criterion" else {"C1": judgement, "C2": judgement,
+                                                        "C3": judgement}  # fmt: skip
+    fake_llm.set_default(json.dumps(reply))
+    result = grade(session, {"mode": mode, "max_retries": 0})
+
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert "quote" not in result.feedback + "".join(c.reason for c in result.criteria)
+
+
+@pytest.mark.parametrize("score", [0.5, 0.85, "0.9"])
+def test_a_holistic_score_that_reads_as_a_fraction_goes_to_review(fake_llm, session, score):
+    """SmolLM2 wrote 0.5 for a good essay: read on 0-100 it was 0.05 out of 10."""
+    fake_llm.reply(json.dumps({"score": score, "explanation": "A good essay."}))
+    result = grade(session, {"mode": "holistic"})
+
+    assert len(fake_llm.requests) == 1  # a definite answer: held, not asked again
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert result.error.startswith(
+        f"The grader gave {float(score):g}, which reads as a fraction of the whole rather "
+        "than a score out of 100."
+    )
+
+
+@pytest.mark.parametrize(("score", "expected"), [(0, 0.0), (1, 0.1), ("85%", 8.5), (100, 10)])
+def test_holistic_scores_that_fit_the_scale_are_graded(fake_llm, session, score, expected):
+    fake_llm.reply(json.dumps({"score": score, "explanation": "Read."}))
+    result = grade(session, {"mode": "holistic"})
+    assert (result.outcome, result.score) == (Outcome.GRADED, pytest.approx(expected))
+
+
+OFF_TOPIC = "My summer holidays were great: we went to the beach every day."
+
+
+@pytest.mark.parametrize(
+    ("field", "copied"),
+    [
+        ("reason", "one or two sentences"),
+        ("reason", "One or two sentences."),
+        (
+            "evidence",
+            "A short exact quote from the submission that supports the verdict "
+            "(empty if there is none)",
+        ),  # fmt: skip
+    ],
+)
+def test_a_verdict_that_copies_the_prompts_example_is_unreadable(fake_llm, session, field, copied):
+    """SmolLM2 answered MET with the format example's "one or two sentences" as its reason,
+    for an essay about something else."""
+    judgement = {"verdict": "MET", "reason": "Clear.", "evidence": ""} | {field: copied}
+    fake_llm.set_default(json.dumps(judgement))
+    result = grade(session, {"max_retries": 1}, text=OFF_TOPIC)
+
+    assert len(fake_llm.requests) == 6  # each criterion asked again, then given up
+    retry = next(r["messages"] for r in fake_llm.requests if len(r["messages"]) == 4)
+    assert f'the "{field}" copies the example of the prompt' in retry[3]["content"]
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert result.feedback == "" and copied not in result.error
+
+
+def test_a_holistic_explanation_that_copies_the_prompts_example_is_unreadable(fake_llm, session):
+    copied = "Markdown feedback for the student: strengths, weaknesses and how to improve"
+    fake_llm.set_default(json.dumps({"score": 90, "explanation": copied}))
+    result = grade(session, {"mode": "holistic", "max_retries": 0}, text=OFF_TOPIC)
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.feedback == ""
+    assert "copies the example of the prompt" in result.error
+
+
+def test_a_reason_that_merely_uses_the_examples_words_is_kept(fake_llm, session) -> None:
+    reason = "The thesis takes one or two sentences and is clear."
+    fake_llm.set_default(verdict("MET", reason))
+    result = grade(session)
+    assert result.outcome == Outcome.GRADED and reason in result.feedback
+
+
+def test_every_placeholder_is_in_the_prompts_it_guards() -> None:
+    from app.grading import criteria
+
+    prompts = criteria.JUDGEMENT_SHAPE + criteria.HOLISTIC_TASK
+    assert all(placeholder in prompts for placeholder in PLACEHOLDERS)
+
+
+def test_a_holistic_fallback_names_the_question_not_each_criterion(fake_llm, session) -> None:
+    fake_llm.set_default("garbage")
+    result = grade(session, {"mode": "holistic", "max_retries": 0, "fallback_positive": "MET"})
+    assert result.outcome == Outcome.GRADED
+    [flag] = result.flags
+    assert flag.message.startswith(f"The grader's reply to the {QUESTIONS['holistic']}")
+    assert "Thesis" not in flag.message and "every criterion" in flag.message
 
 
 # --- length penalty -----------------------------------------------------------------------

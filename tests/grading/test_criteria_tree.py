@@ -721,7 +721,9 @@ def test_unreadable_fallback_reply_needs_review(fake_llm, session) -> None:
     fake_llm.reply("The essay is good.")
     result = grade(make_job(tree([leaf("Only", ai("Good?"))]), "text"), session)
     assert result.outcome == Outcome.NEEDS_REVIEW and "base/Only" in result.error
-    assert criterion(result, "base/Only").reason.endswith("Its reply could not be read.")
+    assert criterion(result, "base/Only").reason.endswith(
+        'Its reply could not be read: no "score" number.'
+    )
     assert result.raw_replies == ["{}", "The essay is good."]
 
 
@@ -763,7 +765,7 @@ def test_unusable_replies_are_logged_with_a_preview(fake_llm, session, caplog) -
     lines = [r.getMessage() for r in caplog.records if r.name == "app.grading.tree.ai"]
     assert "answered 0 of 1 questions" in lines[0]
     assert "'I would rather write prose" in lines[0] and len(lines[0]) < 300
-    assert lines[1] == "AI test base/Only: unreadable reply: 'Still prose.'"
+    assert lines[1] == "AI test base/Only: unreadable reply (no \"score\" number): 'Still prose.'"
 
 
 def test_ai_tests_without_a_model_refuse_before_calling() -> None:
@@ -818,3 +820,41 @@ def test_progress_announces_the_model_step(fake_llm, session) -> None:
     steps: list[tuple[int, int, str]] = []
     PLUGIN.grade(make_job(four_ai_tree(), "text"), session, lambda *s: steps.append(s))
     assert [s[2] for s in steps] == ["Running checks", "Asking the model (4 questions)", "Scoring"]
+
+
+# --- replies that cannot be shown (issue 21) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        pytest.param({"score": 70, "reason": {"why": "Clear."}}, '"reason" is an object', id="obj"),
+        pytest.param({"score": 70, "reason": "...", "quote": ""}, '"reason" copies', id="ellipsis"),
+        pytest.param({"pass": True, "reason": "Yes.", "quote": "…"}, '"quote" copies', id="quote"),
+    ],
+)
+def test_an_answer_whose_text_cannot_be_shown_is_asked_again_then_reviewed(
+    fake_llm, session, answer, problem
+) -> None:
+    test = ai("Good?", "score" if "score" in answer else "pass_fail")
+    fake_llm.set_default(json.dumps({"q1": answer}))
+    result = grade(make_job(tree([leaf("Only", test)]), "text"), session)
+    assert len(fake_llm.requests) == 2  # the batch, then the question alone
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    reason = criterion(result, "base/Only").reason
+    assert problem in reason and "{" not in reason and "{" not in result.feedback
+
+
+@pytest.mark.parametrize("score", [0.5, "0.7"])
+def test_a_score_that_reads_as_a_fraction_is_held_for_review(fake_llm, session, score) -> None:
+    fake_llm.reply(json.dumps({"q1": {"score": score, "reason": "Good.", "quote": ""}}))
+    result = grade(make_job(tree([leaf("Only", ai("Good?"))]), "text"), session)
+    assert len(fake_llm.requests) == 1  # a definite answer: not asked again
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert "reads as a fraction of the whole rather than a score out of 100" in result.error
+
+
+def test_every_placeholder_is_in_the_examples() -> None:
+    from app.grading.tree.ai import BATCH_TASK, PLACEHOLDERS, SINGLE_TASK
+
+    assert all(p in BATCH_TASK and p in SINGLE_TASK for p in PLACEHOLDERS)

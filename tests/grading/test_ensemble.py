@@ -332,8 +332,23 @@ def reply(categories: object = None, issues: object = ()) -> str:
         (reply(categories={**{c: 20 for c in CATEGORIES}, CATEGORIES[0]: "NaN"}), "Syntax"),
         (reply(categories=[20, 20, 20, 20]), "categories"),
         (json.dumps([{"categories": {c: 20 for c in CATEGORIES}}]), "object"),
+        (reply(issues=["Loop bound is 99.", "..."]), "copies the example of the prompt"),
+        (reply(issues="- <category>"), "copies the example of the prompt"),
+        (reply(categories={**{c: 20 for c in CATEGORIES}, CATEGORIES[0]: 0.8}), "fraction"),
     ],
-    ids=["number", "objects", "mixed", "boolean", "list", "nan", "list-of-scores", "array"],
+    ids=[
+        "number",
+        "objects",
+        "mixed",
+        "boolean",
+        "list",
+        "nan",
+        "list-of-scores",
+        "array",
+        "ellipsis-issue",
+        "category-placeholder",
+        "fraction",
+    ],  # fmt: skip
 )
 def test_a_reply_of_the_wrong_shape_counts_as_no_grade(fake_llm, session, bad, problem):
     fake_llm.set_default(in_both_framings(bad, reply()))
@@ -395,3 +410,10 @@ def test_each_graders_direct_and_reverse_delta_is_in_the_provenance(fake_llm, se
 )  # fmt: skip
 def test_halves_round_up(value, digits, rounded):
     assert half_up(value, digits) == rounded
+
+
+def test_every_placeholder_is_in_every_framing():
+    from app.grading.ensemble import CRITIQUE, DIRECT, PLACEHOLDERS, REVERSE
+
+    for framing in (DIRECT, REVERSE, CRITIQUE):
+        assert all(p in framing.replace("{{", "{") for p in PLACEHOLDERS)

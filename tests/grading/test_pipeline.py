@@ -13,6 +13,7 @@ from app.grading import registry
 from app.grading.base import GradingInput, Outcome
 from app.grading.pipeline import (
     CUT_NOTE,
+    FINAL_FORMAT,
     NO_ANALYSIS,
     NO_MATCH,
     NO_REFERENCE,
@@ -22,6 +23,7 @@ from app.grading.pipeline import (
     PipelineParams,
     estimate_tokens,
 )
+from app.grading.pipeline_prompts import PLACEHOLDERS
 from app.grading.registry import InvalidParams, PluginError
 from app.grading.rubric import parse_rubric
 
@@ -424,3 +426,67 @@ def test_settings_are_validated():
         registry.validate_params(PLUGIN, {"max_chars": 10})
     schema = registry.describe(PLUGIN)["parameters"]["properties"]
     assert all(field.get("description") for field in schema.values())
+
+
+# --- replies that cannot be shown (issue 21) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "feedback",
+    [
+        {"strengths": "Light reactions.", "weaknesses": "Calvin cycle."},
+        ["Good.", {"tip": "More on the Calvin cycle."}],
+        True,
+        8,
+    ],
+    ids=["object", "list-with-object", "boolean", "number"],
+)
+def test_feedback_that_is_no_text_sends_to_review_and_shows_nothing(fake_llm, session, feedback):
+    """SmolLM2 answered the feedback as an object: the whole JSON reply was the feedback."""
+    _script(fake_llm, {**FINAL_JSON, "feedback": feedback})
+    result = _grade(_job(summary=False, analysis=False), session)
+    assert result.outcome is Outcome.NEEDS_REVIEW and result.score is None
+    assert result.feedback == "" and result.criteria == []
+    assert 'the "feedback" is' in result.error and "not text" in result.error
+    assert "{" not in result.error
+
+
+def test_a_criterions_reason_that_is_no_text_sends_to_review(fake_llm, session):
+    criteria = [{**FINAL_JSON["criteria"][0], "reason": {"why": "Complete."}}]
+    _script(fake_llm, {**FINAL_JSON, "criteria": criteria})
+    result = _grade(_job(summary=False, analysis=False), session)
+    assert result.outcome is Outcome.NEEDS_REVIEW and result.feedback == ""
+    assert 'the "reason of Light reactions" is an object, not text' in result.error
+
+
+@pytest.mark.parametrize(
+    "final",
+    [
+        {**FINAL_JSON, "feedback": "The feedback, as a Markdown string."},
+        {**FINAL_JSON, "criteria": [{**FINAL_JSON["criteria"][0], "evidence": PLACEHOLDERS[1]}]},
+    ],
+    ids=["feedback", "evidence"],
+)
+def test_a_reply_that_copies_the_format_example_sends_to_review(fake_llm, session, final):
+    _script(fake_llm, final)
+    result = _grade(_job(summary=False, analysis=False), session)
+    assert result.outcome is Outcome.NEEDS_REVIEW and result.score is None
+    assert result.feedback == "" and "copies the example of the prompt" in result.error
+
+
+def test_a_json_reply_without_feedback_is_never_shown_raw(fake_llm, session):
+    reply = json.dumps({"score": 8, "max_score": 10})
+    _script(fake_llm, reply)
+    result = _grade(_job(summary=False, analysis=False), session)
+    assert result.outcome is Outcome.GRADED and result.feedback == ""
+
+
+def test_a_score_that_reads_as_a_fraction_needs_review(fake_llm, session):
+    _script(fake_llm, {**FINAL_JSON, "score": 0.8, "criteria": []})
+    result = _grade(_job(summary=False, analysis=False), session)
+    assert result.outcome is Outcome.NEEDS_REVIEW and result.score is None
+    assert "reads as a fraction of the whole rather than a score out of 10" in result.error
+
+
+def test_every_placeholder_is_in_the_final_format():
+    assert all(placeholder in FINAL_FORMAT for placeholder in PLACEHOLDERS)

@@ -221,3 +221,36 @@ def test_an_unreadable_reply_is_logged_with_a_short_redacted_preview(
     message = record.getMessage()
     assert "I cannot grade this." in message and "/l/[redacted]/status" in message
     assert "SECRET-TOKEN" not in message and len(message) < 250
+
+
+# --- replies that cannot be shown (issue 21) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"score": 7, "max_score": 10, "feedback": {"good": "Clear.", "bad": "No tests."}},
+        {"score": 7, "max_score": 10, "feedback": "Fine.", "criteria": [
+            {"name": "A", "score": 7, "max": 10, "comment": ["Clear.", {"x": 1}]}]},
+    ],
+    ids=["feedback", "criterion-comment"],
+)  # fmt: skip
+def test_text_that_is_no_text_sends_to_review_and_shows_nothing(fake_llm, session, body) -> None:
+    fake_llm.reply(json.dumps(body))
+    result = grade(session)
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert result.feedback == "" and result.criteria == []
+    assert "not text" in result.error and "Nothing of it was shown" in result.error
+
+
+def test_a_json_score_without_feedback_is_never_shown_raw(fake_llm, session) -> None:
+    fake_llm.reply('{"score": 7, "max_score": 10}')
+    result = grade(session)
+    assert (result.outcome, result.score, result.feedback) == (Outcome.GRADED, 7, "")
+
+
+def test_a_fraction_for_a_score_out_of_ten_goes_to_review(fake_llm, session) -> None:
+    fake_llm.reply('{"score": 0.75, "feedback": "Good."}')
+    result = grade(session)
+    assert result.outcome == Outcome.NEEDS_REVIEW and result.score is None
+    assert "reads as a fraction of the whole" in result.error

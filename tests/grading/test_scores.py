@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.grading.scores import ScoreReading, read_score
+from app.grading.scores import ScoreReading, misfit, read_score
 
 FEEDBACK = "The essay is well organised and the argument is clear.\n" * 12
 
@@ -394,3 +394,29 @@ def test_large_real_reply_reads_final_line() -> None:
     reply = FEEDBACK * 40 + "- Structure: 3/4\n" * 50 + "\n**Final score: 7/10**"
     assert len(reply) > 20_000
     assert read_score(reply, 10) == ScoreReading(7, 10, "final-marker", "**Final score: 7/10**")
+
+
+# --- what fits the asked scale (rule 8, issue 21) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("score", "written", "asked", "held"),
+    [
+        (85, None, 100, None),
+        (0, None, 100, None),
+        (1, None, 100, None),
+        (0.5, None, 100, "fraction"),
+        (0.85, 100, 100, "fraction"),  # "max_score": 100 copied from the prompt decides nothing
+        (0.5, None, 10, "fraction"),
+        (0.5, None, 5, None),  # half a point of five is a grade
+        (0.5, None, 1, None),
+        (8, 10, 100, "out of 10, but"),
+        (85, 100, 10, "out of 100, but"),
+    ],
+)
+def test_misfit(score, written, asked, held) -> None:
+    reason = misfit(score, written, asked)
+    if held is None:
+        assert reason is None
+    else:
+        assert held in reason and "not converted" in reason

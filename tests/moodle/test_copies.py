@@ -30,6 +30,7 @@ def test_a_duplicated_activity_grades_on_its_own_columns_maximum(
         select(Activity).where(Activity.resource_link_id == str(copy.instance))
     )
     assert copied.max_score in (None, 20)  # not the original's 25 (it was, before)
+    assert copied.title == "Original (copy)"  # Moodle's name for the copy, not the original's
 
     graded(tool, student, copy, "essay.docx", docx_bytes(), "Fine.\n\nFinal score: 17/20")
     assert "Maximum score: 20" in tool.llm.requests[-1]["messages"][1]["content"]

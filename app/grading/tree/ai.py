@@ -23,7 +23,8 @@ from pydantic import Field, StringConstraints
 
 from app.grading.examples import Example
 from app.grading.prompts import examples_block
-from app.grading.scores import off_scale, read_number
+from app.grading.replies import reply_text
+from app.grading.scores import misfit, read_number
 from app.grading.tree.model import CheckContext, Leaf, LeafResult, LeafTest, register_test_kind
 from app.llm.errors import LLMError, LLMNotConfiguredError
 from app.llm.jsonreply import parse_json_reply, preview
@@ -60,15 +61,21 @@ question) and a "quote": a short exact excerpt of the submission that supports i
 when there is none. A "score" question is answered with "score", a whole number from 0 \
 (not at all) to 100 (fully); a "pass/fail" question with "pass", true or false."""
 
-BATCH_TASK = """\
+#: The examples' placeholder text: a reason or quote that copies it filled in the template
+#: (app.grading.replies.reply_text); it matches any text without a letter or digit.
+ELLIPSIS = "..."
+PLACEHOLDERS = (ELLIPSIS,)
+
+BATCH_TASK = f"""\
 Answer every question independently. Reply with only a JSON object that has one entry \
 per question id, like:
-{"q1": {"score": 70, "reason": "...", "quote": "..."}, \
-"q2": {"pass": false, "reason": "...", "quote": ""}}"""
+{{"q1": {{"score": 70, "reason": "{ELLIPSIS}", "quote": "{ELLIPSIS}"}}, \
+"q2": {{"pass": false, "reason": "{ELLIPSIS}", "quote": ""}}}}"""
 
-SINGLE_TASK = """\
+SINGLE_TASK = f"""\
 Answer the one question below. Reply with only a JSON object, like:
-{"score": 70, "reason": "...", "quote": "..."} or {"pass": true, "reason": "...", "quote": ""}"""
+{{"score": 70, "reason": "{ELLIPSIS}", "quote": "{ELLIPSIS}"}} or \
+{{"pass": true, "reason": "{ELLIPSIS}", "quote": ""}}"""
 
 #: The verdict of a score answered on another scale than 0..100 (its reason names both).
 OFF_SCALE = "off-scale"
@@ -185,10 +192,11 @@ def answer(
         answers.replies.append(reply)
         entries = _entries(reply, {q.id for q in questions})
         for question in questions:
-            result = _read(entries.get(question.id), question.test)
-            if result is not None:
-                answers.results[question.leaf.path] = result
-                answers.batched = True
+            try:
+                answers.results[question.leaf.path] = _read(entries.get(question.id), question.test)
+            except ValueError:
+                continue  # asked again on its own below
+            answers.batched = True
 
     missing = [q for q in questions if q.leaf.path not in answers.results]
     if missing and answers.replies:
@@ -211,10 +219,13 @@ def answer(
             data = None
         if isinstance(data, dict) and question.id in data:
             data = data[question.id]
-        result = _read(data, question.test)
-        if result is None:
-            log.warning("AI test %s: unreadable reply: %s", question.leaf.path, preview(reply))
-        return result or _failed("Its reply could not be read."), reply
+        try:
+            return _read(data, question.test), reply
+        except ValueError as problem:
+            log.warning(
+                "AI test %s: unreadable reply (%s): %s", question.leaf.path, problem, preview(reply)
+            )
+            return _failed(f"Its reply could not be read: {problem}."), reply
 
     for question, (result, reply) in zip(missing, llm.map(ask_alone, missing), strict=True):
         answers.results[question.leaf.path] = result
@@ -246,30 +257,32 @@ def _entries(reply: str, ids: set[str]) -> dict[str, Any]:
     return {}
 
 
-def _read(value: Any, test: AiTest) -> LeafResult | None:
-    """One answer as a result, or None when it does not answer the question asked."""
+def _read(value: Any, test: AiTest) -> LeafResult:
+    """One answer as a result; ValueError saying why when it does not answer the question
+    asked. A score that does not fit 0..100 unambiguously is a definite answer held for a
+    teacher (:data:`OFF_SCALE`), never converted."""
     key = "score" if test.answer == "score" else "pass"
     if not isinstance(value, dict):
         value = {key: value}
-    reason = str(value.get("reason") or "").strip()
-    quote = str(value.get("quote") or "").strip()
+    reason = reply_text(value.get("reason"), "reason", PLACEHOLDERS)
+    quote = reply_text(value.get("quote"), "quote", PLACEHOLDERS)
     if test.answer == "score":
         read = read_number(value.get("score"))
         stated = next((value[key] for key in _SCALE_KEYS if value.get(key) is not None), None)
         limit = None if stated is None else read_number(stated)
         if read is None or (stated is not None and limit is None):
-            return None
+            raise ValueError('no "score" number')
         score, scales = read[0], {read[1], limit and limit[0]} - {None}
         if len(scales) > 1:
-            return None  # "8/10" with "max": 5: which one?
-        if why := off_scale(score, scales.pop() if scales else None, 100):
+            raise ValueError("two different scales")  # "8/10" with "max": 5: which one?
+        if why := misfit(score, scales.pop() if scales else None, 100):
             return LeafResult(None, OFF_SCALE, why, quote)
         if not 0 <= score <= 100:
-            return None
+            raise ValueError("a score outside 0 to 100")
         return LeafResult(score, f"{score:g}/100", reason, quote)
     verdict = _boolean(value.get("pass"))
     if verdict is None:
-        return None
+        raise ValueError('no "pass" true or false')
     return LeafResult(100.0 if verdict else 0.0, "pass" if verdict else "fail", reason, quote)
 
 
