@@ -80,7 +80,12 @@ start() {
 stop() {
   local dir=${1:?usage: model-server.sh stop DIR}
   if [ -f "$dir/server.pid" ]; then
-    kill -- "-$(cat "$dir/server.pid")" 2>/dev/null || kill "$(cat "$dir/server.pid")" 2>/dev/null || true
+    local pid
+    pid=$(cat "$dir/server.pid")
+    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+    # A server computing a reply finishes it before it stops: don't wait for that.
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null || true
   fi
   rm -rf "$dir"
 }

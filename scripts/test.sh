@@ -5,7 +5,9 @@
 # EVALUAITOR_TEST_WORKERS=0 to run them in one process). Extra arguments go to pytest.
 # A real Moodle 4.5 (scripts/moodle.sh) boots in the background during the SQLite pass; the
 # tests in tests/moodle then run against it once, and it is stopped (skip with
-# EVALUAITOR_TEST_MOODLE=0).
+# EVALUAITOR_TEST_MOODLE=0). So does a real model server (scripts/model-server.sh: llama.cpp
+# with SmolLM2-135M, its wheel built once and cached) for tests/realmodel (skip with
+# EVALUAITOR_TEST_MODEL=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,8 +18,13 @@ bash scripts/setup.sh
 .venv/bin/bandit --quiet --recursive app --severity-level medium
 workers=(-n "${EVALUAITOR_TEST_WORKERS:-auto}")
 
-moodle="" pg=""
+moodle="" pg="" model=""
 cleanup() {
+  if [ -n "$model" ]; then
+    wait "${model_starting:-}" 2>/dev/null || true
+    bash scripts/model-server.sh stop "$model"
+    rm -f "$model.log"
+  fi
   if [ -n "$moodle" ]; then
     wait "${moodle_starting:-}" 2>/dev/null || true  # a start cut short would leave it running
     bash scripts/moodle.sh stop "$moodle"
@@ -36,8 +43,13 @@ if [ "${EVALUAITOR_TEST_MOODLE:-1}" != 0 ]; then
   bash scripts/moodle.sh start "$moodle" &
   moodle_starting=$!
 fi
+if [ "${EVALUAITOR_TEST_MODEL:-1}" != 0 ]; then
+  model=$(mktemp -d)
+  bash scripts/model-server.sh start "$model" > "$model.log" 2>&1 &
+  model_starting=$!
+fi
 
-.venv/bin/python -m pytest "${workers[@]}" --ignore=tests/moodle "$@"
+.venv/bin/python -m pytest "${workers[@]}" --ignore=tests/moodle --ignore=tests/realmodel "$@"
 
 if [ -n "$moodle" ]; then
   wait "$moodle_starting" || { echo "Moodle did not start (scripts/moodle.sh)" >&2; exit 1; }
@@ -49,10 +61,21 @@ if [ -n "$moodle" ]; then
   moodle=""
 fi
 
+if [ -n "$model" ]; then
+  wait "$model_starting" || { cat "$model.log" >&2; echo "The model server did not start (scripts/model-server.sh)" >&2; exit 1; }
+  echo "Against a real model server ($(cat "$model/model.json"))"
+  # One grading at a time: the server computes one reply at a time, as a school's small one does.
+  EVALUAITOR_MODEL_SERVER="$model/model.json" .venv/bin/python -m pytest -n 0 tests/realmodel "$@"
+  bash scripts/model-server.sh stop "$model"
+  rm -f "$model.log"
+  model=""
+fi
+
 if [ "${EVALUAITOR_TEST_POSTGRES:-1}" != 0 ]; then
   pg=$(mktemp -d)
   chmod 755 "$pg"
   url=$(bash scripts/postgres.sh "$pg/pg")
   echo "Again on PostgreSQL ($url)"
-  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "${workers[@]}" --ignore=tests/moodle "$@"
+  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "${workers[@]}" \
+    --ignore=tests/moodle --ignore=tests/realmodel "$@"
 fi

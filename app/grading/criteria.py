@@ -56,8 +56,8 @@ MAX_EVIDENCE_CHARS = 300
 MAX_ECHO_CHARS = 2000
 #: Reply caps (tokens), sized to each answer with room to spare: one verdict with its reason
 #: and evidence, and the overall judgement; several verdicts add one's worth each.
-VERDICT_TOKENS = 250
-HOLISTIC_TOKENS = 400
+VERDICT_TOKENS = 200
+HOLISTIC_TOKENS = 300
 
 SYSTEM_PROMPT = f"""\
 You are a careful teacher checking one student's submission against a grading rubric.

@@ -68,7 +68,7 @@ class Category(BaseModel):
 
 
 #: Reply cap (tokens) of one grader's run: a score per category and a few issues.
-RUN_TOKENS = 400
+RUN_TOKENS = 300
 
 DEFAULT_CATEGORIES = (
     Category(name="Syntax & Compilation", points=25),

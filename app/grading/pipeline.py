@@ -76,7 +76,7 @@ log = logging.getLogger(__name__)
 
 #: Reply cap (tokens) of each step unless the activity sets one: a summary of a paragraph or
 #: two, an analysis of a few paragraphs, the grade's JSON with its feedback.
-STEP_TOKENS = {"summary": 300, "analysis": 600, "final": 600}
+STEP_TOKENS = {"summary": 250, "analysis": 400, "final": 500}
 
 # The prompt texts and the token estimate live in pipeline_prompts; they stay importable here.
 __all__ = [

@@ -65,7 +65,7 @@ Student submission ({kind}):
 
 #: Reply cap (tokens) unless the activity sets one: a score, a criterion breakdown and a few
 #: paragraphs of feedback.
-REPLY_TOKENS = 800
+REPLY_TOKENS = 600
 
 
 def _format_number(value: float) -> str:

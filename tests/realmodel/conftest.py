@@ -13,43 +13,35 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
 from tests.realmodel.recorder import Recorder
+from tests.realmodel.works import Server
 
 HOW = "no model server: run `bash scripts/model-server.sh test` (or set EVALUAITOR_LLM_BASE_URL)"
 
 
-@dataclass(frozen=True)
-class ModelServer:
-    base_url: str
-    model: str
-    second_model: str
-    api_key: str | None = None
-
-
-def _server() -> ModelServer | None:
+def _server() -> Server | None:
     if path := os.environ.get("EVALUAITOR_MODEL_SERVER"):
         with open(path) as handle:
             found = json.load(handle)
         # llama.cpp answers any model name with its one model: two names make two graders.
-        return ModelServer(found["base_url"], found["model"], "second-grader")
+        return Server(found["base_url"], found["model"], "second-grader")
     if base_url := os.environ.get("EVALUAITOR_LLM_BASE_URL"):
         model = os.environ.get("EVALUAITOR_LLM_MODEL") or "gpt-4o-mini"
         models = [
             m.strip() for m in os.environ.get("EVALUAITOR_LLM_ENSEMBLE_MODELS", "").split(",")
         ]
         second = models[1] if len(models) == 2 and models[1] else model + "-second"
-        return ModelServer(
+        return Server(
             base_url, models[0] or model, second, os.environ.get("EVALUAITOR_LLM_API_KEY")
         )
     return None
 
 
 @pytest.fixture(scope="session")
-def model_server() -> ModelServer:
+def model_server() -> Server:
     server = _server()
     if server is None:
         if os.environ.get("CI"):
@@ -59,6 +51,6 @@ def model_server() -> ModelServer:
 
 
 @pytest.fixture(scope="session")
-def relay(model_server: ModelServer) -> Iterator[Recorder]:
+def relay(model_server: Server) -> Iterator[Recorder]:
     with Recorder(model_server.base_url, model_server.api_key) as recorder:
         yield recorder

@@ -10,19 +10,15 @@ tokens recorded are the server's own ``usage``; every request caps its reply.
 from __future__ import annotations
 
 import re
-import time
-from dataclasses import dataclass
 
 import pytest
-from redis import Redis
 
-from app import create_app
-from app.grading import runner
-from app.grading.base import GradingResult, Outcome
-from app.grading.rubric import parse_rubric
-from tests.realmodel.conftest import ModelServer
-from tests.realmodel.recorder import Exchange, Recorder
-from tests.realmodel.works import INSTRUCTIONS, MAX_SCORE, RUBRIC, WORKS, strategies
+from app.grading import criteria, ensemble, pipeline_prompts
+from app.grading.base import Outcome
+from app.grading.replies import echoed
+from app.grading.tree import ai
+from tests.realmodel.recorder import Recorder
+from tests.realmodel.works import MAX_SCORE, WORKS, Server, app_config, grade, strategies
 
 #: Seconds within which any grading ends: every call is capped, and a reply takes seconds.
 BOUND_SECONDS = 600
@@ -30,60 +26,20 @@ BOUND_SECONDS = 600
 LARGEST_CAP = 2000
 #: Shapes that are junk as feedback: a Python dict or list shown as text, a JSON dump.
 PYTHON_REPR = re.compile(r"\{'\w+': |\[\{'|\{\"\w+\": ")
-#: Placeholders of the prompts' format examples (a reply that echoes them is no answer).
-PLACEHOLDERS = ("one or two sentences", "<the passage", "<your feedback", "...")
+#: The prompts' format examples: a reply that echoes them is no answer.
+PLACEHOLDERS = (
+    *criteria.PLACEHOLDERS,
+    *ensemble.PLACEHOLDERS,
+    *pipeline_prompts.PLACEHOLDERS,
+    *ai.PLACEHOLDERS,
+)
 
 STRATEGY_IDS = list(strategies("m", "n"))
 
 
-@dataclass(frozen=True)
-class Graded:
-    result: GradingResult
-    exchanges: list[Exchange]
-    seconds: float
-
-
 @pytest.fixture(scope="module")
-def config(model_server: ModelServer, relay: Recorder, redis_server, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("realmodel")
-    app = create_app(
-        {
-            "TESTING": True,
-            "DATABASE_URL": f"sqlite:///{folder / 'never-created.db'}",
-            "REDIS_URL": redis_server.url,
-            "EVALUAITOR_LLM_BASE_URL": relay.url,
-            "EVALUAITOR_LLM_MODEL": model_server.model,
-            "EVALUAITOR_LLM_API_KEY": None,  # the relay holds the server's key, if any
-            "EVALUAITOR_LLM_CACHE_DIR": None,  # every call reaches the server: usage compares
-            "EVALUAITOR_MASK_PII": 1,
-        }
-    )
-    return app.config
-
-
-def grade(config, relay: Recorder, model_server: ModelServer, strategy: str, work: str) -> Graded:
-    plugin, params = strategies(model_server.model, model_server.second_model)[strategy]
-    job = runner.Job.for_text(
-        plugin,
-        WORKS[work],
-        "essay.txt",
-        "text",
-        params=params,
-        max_score=MAX_SCORE,
-        instructions=INSTRUCTIONS,
-        rubric=parse_rubric(RUBRIC),
-        model=model_server.model,
-    )
-    mark = len(relay.exchanges)
-    started = time.monotonic()
-    result = runner.grade_with_model(
-        job,
-        config,
-        lambda *_: None,
-        tenant_folder="local",
-        redis=Redis.from_url(config["REDIS_URL"]),
-    )
-    return Graded(result, relay.since(mark), time.monotonic() - started)
+def config(model_server: Server, relay: Recorder, redis_server, tmp_path_factory):
+    return app_config(model_server, relay, redis_server.url, tmp_path_factory.mktemp("realmodel"))
 
 
 @pytest.mark.parametrize("work", list(WORKS))
@@ -134,5 +90,5 @@ def _junk(text: str) -> bool:
     return (
         stripped.startswith(("{", "["))
         or bool(PYTHON_REPR.search(stripped))
-        or any(stripped.lower() == p or stripped.lower().startswith(p) for p in PLACEHOLDERS)
+        or echoed(stripped, PLACEHOLDERS) is not None
     )

@@ -3,7 +3,19 @@ of work, and every strategy and mode that asks a model."""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from flask import Config
+from redis import Redis
+
+from app import create_app
+from app.grading import runner
+from app.grading.base import GradingResult
+from app.grading.rubric import parse_rubric
+from tests.realmodel.recorder import Exchange, Recorder
 
 INSTRUCTIONS = (
     "Explain photosynthesis in a short essay: what the plant takes in, what it makes, where "
@@ -96,3 +108,66 @@ def strategies(model: str, second_model: str) -> dict[str, tuple[str, dict[str, 
         "ensemble": ("ensemble", {"models": [model, second_model]}),
         "criteria_tree": ("criteria_tree", {"tree": TREE}),
     }
+
+
+@dataclass(frozen=True)
+class Server:
+    """Where the model server is, and the two model names an ensemble is given."""
+
+    base_url: str
+    model: str
+    second_model: str
+    api_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Graded:
+    result: GradingResult
+    exchanges: list[Exchange]
+    seconds: float
+
+
+def grade(
+    config: Config, relay: Recorder, model_server: Server, strategy: str, work: str
+) -> Graded:
+    """Grade one of WORKS with one of the strategies, as the worker does (runner), sharing the
+    count of calls in flight through Redis; with what crossed the relay meanwhile."""
+    plugin, params = strategies(model_server.model, model_server.second_model)[strategy]
+    job = runner.Job.for_text(
+        plugin,
+        WORKS[work],
+        "essay.txt",
+        "text",
+        params=params,
+        max_score=MAX_SCORE,
+        instructions=INSTRUCTIONS,
+        rubric=parse_rubric(RUBRIC),
+        model=model_server.model,
+    )
+    mark = len(relay.exchanges)
+    started = time.monotonic()
+    result = runner.grade_with_model(
+        job,
+        config,
+        lambda *_: None,
+        tenant_folder="local",
+        redis=Redis.from_url(config["REDIS_URL"]),
+    )
+    return Graded(result, relay.since(mark), time.monotonic() - started)
+
+
+def app_config(server: Server, relay: Recorder, redis_url: str, folder: Path) -> Config:
+    """Settings that send every call through ``relay`` to the server, with no reply cache (so
+    the tokens recorded can be compared with the server's own counts)."""
+    app = create_app(
+        {
+            "TESTING": True,
+            "DATABASE_URL": f"sqlite:///{folder / 'never-created.db'}",
+            "REDIS_URL": redis_url,
+            "EVALUAITOR_LLM_BASE_URL": relay.url,
+            "EVALUAITOR_LLM_MODEL": server.model,
+            "EVALUAITOR_LLM_API_KEY": None,  # the relay holds the server's key, if any
+            "EVALUAITOR_LLM_CACHE_DIR": None,
+        }
+    )
+    return app.config

@@ -80,7 +80,7 @@ Answer the one question below. Reply with only a JSON object, like:
 #: The verdict of a score answered on another scale than 0..100 (its reason names both).
 OFF_SCALE = "off-scale"
 #: Reply cap (tokens): an answer with a short reason per question asked, and the JSON around.
-ANSWER_TOKENS = 120
+ANSWER_TOKENS = 100
 _SCALE_KEYS = ("max", "max_score", "out_of", "scale", "maximum")
 _TRUE = {"true", "yes", "pass", "passed"}
 _FALSE = {"false", "no", "fail", "failed"}
