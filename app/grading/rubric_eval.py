@@ -28,7 +28,7 @@ from app.grading.base import (
 )
 from app.grading.pipeline_prompts import rubric_listing
 from app.grading.prompts import DATA_RULES, clip, examples_block, fence
-from app.grading.replies import contradiction, read_breakdown
+from app.grading.replies import contradiction, hold_cut_short, read_breakdown
 from app.grading.rubric import Rubric
 from app.grading.scores import ScoreReading, read_score
 from app.llm.jsonreply import preview
@@ -106,14 +106,15 @@ class RubricEval(GradingPlugin):
             },
         ]
         progress(1, self.steps, N_("Asking the grader model"))
+        cap = params.max_tokens or llm.reply_cap(REPLY_TOKENS)
         completion = llm.complete(
-            messages,
-            model=job.model,
-            temperature=params.temperature,
-            max_tokens=params.max_tokens or llm.reply_cap(REPLY_TOKENS),
+            messages, model=job.model, temperature=params.temperature, max_tokens=cap
         )
         progress(2, self.steps, N_("Reading the score"))
-        return _result(completion.content, job, {"truncated_input": truncated})
+        result = _result(completion.content, job, {"truncated_input": truncated})
+        if completion.truncated:
+            hold_cut_short(result, cap)
+        return result
 
 
 def _result(reply: str, job: GradingInput, provenance: dict[str, Any]) -> GradingResult:
