@@ -13,18 +13,24 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from redis import Redis
 
+from app.evaluation import sweeper
 from app.evaluation.pipeline import TRANSIENT
+from app.extensions import redis_connection
 from app.llm import LLMClient, LLMSettings, LLMTimeoutError
 from app.llm.session import LLMSession
 from app.llm.slots import HOSTED_DEFAULT, LOCAL_DEFAULT, ServerSlots, default_limit
 from tests import processes
+from tests.conftest import run_jobs
+from tests.documents import ESSAY
 from tests.fakes.llm_server import FakeLLM
 from tests.llm.test_client import free_port
+from tests.test_core_loop import open_activity, status, upload
 
 MESSAGES = [{"role": "user", "content": "Grade this."}]
 START_TIMEOUT = 60
@@ -232,3 +238,25 @@ def test_the_wait_for_a_slot_is_recorded_apart_from_the_models_time(redis_server
     assert second.elapsed_ms >= second.queued_ms
     assert second.elapsed_ms - second.queued_ms < 500  # the model itself answered at once
     assert session.provenance()["calls"][1]["queued_ms"] == second.queued_ms
+
+
+def test_a_grading_whose_server_stays_busy_waits_and_is_graded_later(
+    app, browser, platform, llm, live_tool
+):
+    """Every slot of the server held elsewhere past EVALUAITOR_LLM_SLOT_WAIT: the submission
+    waits for the grading service (not failed) and is graded once the retry is due."""
+    app.config |= {"EVALUAITOR_LLM_SLOT_WAIT": 0.3, "EVALUAITOR_LLM_RETRY_SCHEDULE": [0]}
+    llm.set_default("Clear and accurate.\n\nFinal score: 8/10")
+    page = open_activity(browser, platform, live_tool)
+    elsewhere = ServerSlots(
+        llm.url, 1, redis=redis_connection(), prefix=app.config["EVALUAITOR_QUEUE_PREFIX"]
+    )
+    with elsewhere.hold():
+        upload(browser, page, "essay.txt", ESSAY.encode())
+        run_jobs()
+        assert status(browser, page)["status"] == "waiting"
+        assert llm.requests == []
+    assert sweeper.sweep(timedelta(seconds=30)) == 1
+    run_jobs()
+    assert status(browser, page)["status"] == "completed"
+    assert len(llm.requests) == 1
