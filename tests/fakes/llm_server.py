@@ -111,7 +111,9 @@ class FakeLLM:
     ``headers`` the matching request headers (lower-cased names), index for index.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, port: int | None = None) -> None:
+        """On ``port`` of 127.0.0.1, or a free one: a given port stands for a server started
+        where something waits for one (a local server's default port)."""
         self.requests: list[dict] = []
         #: The ids ``GET /v1/models`` lists, in order.
         self.models: list[str] = ["fake-model"]
@@ -120,7 +122,7 @@ class FakeLLM:
         self._queue: deque[Script] = deque()
         self._default: Default = None
         self._stopping = threading.Event()
-        self._http = BackgroundServer(self._app, "FakeLLM")
+        self._http = BackgroundServer(self._app, "FakeLLM", port=port)
 
     @property
     def url(self) -> str:
