@@ -120,8 +120,8 @@ class ServerSlots:
             try:
                 while True:
                     now = time.time()
-                    expires = int((now + self._lease) * 1000)
-                    args = [now, self.limit, now + self._lease, token, expires]
+                    # The set outlives its newest lease by nothing: PEXPIRE takes a duration.
+                    args = [now, self.limit, now + self._lease, token, int(self._lease * 1000)]
                     if self._take(keys=[self._key], args=args):
                         return token
                     self._wait_or_give_up(deadline)

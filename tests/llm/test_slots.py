@@ -260,3 +260,13 @@ def test_a_grading_whose_server_stays_busy_waits_and_is_graded_later(
     run_jobs()
     assert status(browser, page)["status"] == "completed"
     assert len(llm.requests) == 1
+
+
+def test_a_servers_slot_set_lasts_no_longer_than_its_newest_lease(redis_server, fake, prefix):
+    """Left alone, the count of a server no longer used goes away with its last lease."""
+    redis = Redis.from_url(redis_server.url)
+    slots = ServerSlots(fake.url, 2, redis=redis, lease_seconds=5, prefix=prefix)
+    key = f"{prefix}:llm-slots:{fake.url}"
+    with slots.hold():
+        assert redis.zcard(key) == 1
+        assert 0 < redis.pttl(key) <= 5000
