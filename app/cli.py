@@ -186,7 +186,8 @@ def worker_command(burst: bool) -> None:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
     if os.environ.get(discovery.WATCH_VARIABLE) and not app.config["EVALUAITOR_LLM_BASE_URL"]:
         ports = discovery.probe_ports(app.config["EVALUAITOR_LLM_PROBE_PORTS"])
-        _watch_for_llm(app.config, ports, lambda _server: _grade_what_waited(app))
+        wanted = app.config["EVALUAITOR_LLM_MODEL"]
+        _watch_for_llm(app.config, ports, lambda _server: _grade_what_waited(app, wanted))
     work(
         lambda: [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
         redis_connection,
@@ -194,12 +195,15 @@ def worker_command(burst: bool) -> None:
     )
 
 
-def _grade_what_waited(app) -> None:
-    """A model server was found: grade the essays that failed for want of one."""
+def _grade_what_waited(app, wanted: str) -> None:
+    """A model server was found (and adopted into ``app.config``): grade the essays that failed
+    for want of one; those that named ``wanted``, the model configured before, with the one
+    chosen there when it does not offer ``wanted``."""
     from app.evaluation.pipeline import grade_what_waited_for_a_model
 
+    model = app.config["EVALUAITOR_LLM_MODEL"]
     with app.app_context():
-        count = grade_what_waited_for_a_model()
+        count = grade_what_waited_for_a_model(wanted if wanted != model else None, model)
     click.echo(f"A model server was found: {count} submission(s) that waited for it are in line.")
 
 

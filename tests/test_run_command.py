@@ -387,3 +387,24 @@ def test_run_refuses_a_bad_ports_setting_by_name(tmp_path):
         run.stop(signal.SIGTERM, timeout=STOP_MARGIN)
         assert "EVALUAITOR_LLM_PROBE_PORTS must be port numbers" in run.output
         assert "Traceback" not in run.output and "Embedded Redis" not in run.output
+
+
+def test_a_model_server_started_after_run_is_found_and_grades_what_waited_for_it(tmp_path):
+    """No server when `evaluaitor run` starts: an essay fails for want of a model. A server
+    then started on a port run looks at is found without a restart, and the essay is graded."""
+    port = _free_port()
+    with processes.reaped(tmp_path):
+        run = Run(tmp_path, EVALUAITOR_LLM_PROBE_PORTS=str(port), EVALUAITOR_LLM_PROBE_EVERY="1")
+        run.wait_for_line("looking again every 1 s")
+        run.wait_until_up()
+        code = run.submit()
+        _wait_for(lambda: run.status(code) == "failed", f"not failed:\n{run.output}")
+
+        with FakeLLM(port=port) as llm:
+            llm.set_default(REPLY)
+            run.wait_for_line(f"Grading with model fake-model at {llm.url}")
+            run.wait_for_line("1 submission(s) that waited for it are in line")
+            _wait_for(lambda: run.status(code) == "completed", f"not graded:\n{run.output}")
+            assert llm.requests[-1]["model"] == "fake-model"
+            run.stop(signal.SIGTERM, timeout=STOP_MARGIN)
+        assert run.process.returncode == 0 and "Traceback" not in run.output

@@ -103,15 +103,23 @@ def run(job_id: int, token: str | None) -> None:
         _fail(job, token, CRASHED, exc)
 
 
-def grade_what_waited_for_a_model() -> int:
+def grade_what_waited_for_a_model(replaced: str | None = None, model: str = "") -> int:
     """Put back in line the jobs that failed because no model was configured, once one is
-    (``evaluaitor run`` found a server on this machine); returns how many."""
+    (``evaluaitor run`` found a server on this machine); returns how many.
+
+    An API evaluation keeps the model named when it was sent, the site's by default; when the
+    server found does not offer that one (``replaced``), its own choice (``model``) grades the
+    evaluations that named ``replaced``, as it grades the LMS's submissions: asked for a model
+    it does not have, a server refuses the request and the evaluation would fail again."""
     jobs = db.session.scalars(
         select(GradingJob).where(
             GradingJob.status == JobStatus.FAILED, GradingJob.error_message == NO_LLM_MESSAGE
         )
     ).all()
     restarted = [job for job in jobs if lifecycle.restart(job, fresh=False)]
+    for job in restarted:
+        if replaced and job.evaluation is not None and job.evaluation.evaluator_id == replaced:
+            job.evaluation.evaluator_id = model
     db.session.commit()
     queue.dispatch(*restarted)
     return len(restarted)

@@ -65,7 +65,13 @@ from app.grading.pipeline_prompts import (
     _task_text,
     estimate_tokens,
 )
-from app.grading.replies import UNREADABLE, Unreadable, read_breakdown, shown_feedback
+from app.grading.replies import (
+    UNREADABLE,
+    Unreadable,
+    hold_cut_short,
+    read_breakdown,
+    shown_feedback,
+)
 from app.grading.retrieval import chunk, rank
 from app.grading.rubric import Rubric
 from app.grading.scores import read_score
@@ -206,6 +212,8 @@ class Pipeline(GradingPlugin):
         budget: dict[str, Any] = {}
         trimmed: dict[str, Any] = {}
 
+        cut: dict[str, int] = {}  # steps whose reply stopped at its cap, with the cap
+
         def ask(step: str, prompt: _Prompt, model: str | None, json_mode: bool = False) -> str:
             marker = llm.marker(job.text)
             prompt, cuts = _fit(prompt, marker, params)
@@ -213,14 +221,17 @@ class Pipeline(GradingPlugin):
             budget[step] = {"prompt_tokens": estimate, "total": estimate + params.reserved_tokens}
             if cuts:
                 trimmed[step] = cuts
+            cap = params.max_tokens or llm.reply_cap(STEP_TOKENS[step])
             completion = llm.complete(
                 prompt.messages(marker),
                 model=model,
                 temperature=params.temperature,
-                max_tokens=params.max_tokens or llm.reply_cap(STEP_TOKENS[step]),
+                max_tokens=cap,
                 json_mode=json_mode,
             )
             replies.append(completion.content)
+            if completion.truncated:
+                cut[step] = cap
             return completion.content.strip()
 
         notes_model = params.analysis_model or job.model
@@ -298,13 +309,16 @@ class Pipeline(GradingPlugin):
             },
             "trimmed": trimmed,
         }
-        cut = [step for step, cuts in trimmed.items() if "submission" in cuts]
+        cut_steps = [step for step, cuts in trimmed.items() if "submission" in cuts]
         message = N_(
             "The submission was too long for the model's context and was cut in these steps: "
             "%(steps)s. The model did not read all of it."
-        ) % {"steps": ", ".join(cut)}
-        flags = [Flag("TrimmedSubmission", message)] if cut else []
-        return self._result(reply, job.max_score, replies, provenance, flags)
+        ) % {"steps": ", ".join(cut_steps)}
+        flags = [Flag("TrimmedSubmission", message)] if cut_steps else []
+        result = self._result(reply, job.max_score, replies, provenance, flags)
+        if "final" in cut:
+            hold_cut_short(result, cut["final"])
+        return result
 
     @staticmethod
     def _result(

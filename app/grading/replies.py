@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.catalogue import N_
-from app.grading.base import CriterionResult
+from app.grading.base import CriterionResult, GradingResult, Outcome
 from app.grading.rubric import Rubric
 from app.grading.scores import fold_key, read_number
 from app.llm.jsonreply import parse_json_reply
@@ -155,6 +155,21 @@ def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "true or false"
     return "a number" if isinstance(value, int | float) else "no text"
+
+
+#: Why a reply that stopped at its token cap is not graded.
+CUT_SHORT = N_(
+    "The grader's reply was cut off at its length limit (%(tokens)s tokens), so no score was "
+    "taken from it. A teacher needs to review it."
+)
+
+
+def hold_cut_short(result: GradingResult, tokens: int) -> None:
+    """Send ``result``, read from a reply that stopped at its cap of ``tokens``, to a teacher
+    without a score: the score that ends the reply may be missing, and what was read may be an
+    earlier criterion's or a draft the model would have corrected. Its feedback stays."""
+    result.outcome, result.score, result.scale = Outcome.NEEDS_REVIEW, None, None
+    result.error = CUT_SHORT % {"tokens": tokens}
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from app.grading.replies import (
     UNREADABLE,
     Unreadable,
     contradiction,
+    hold_cut_short,
     read_breakdown,
     shown_feedback,
 )
@@ -112,14 +113,15 @@ class RubricEval(GradingPlugin):
             },
         ]
         progress(1, self.steps, N_("Asking the grader model"))
+        cap = params.max_tokens or llm.reply_cap(REPLY_TOKENS)
         completion = llm.complete(
-            messages,
-            model=job.model,
-            temperature=params.temperature,
-            max_tokens=params.max_tokens or llm.reply_cap(REPLY_TOKENS),
+            messages, model=job.model, temperature=params.temperature, max_tokens=cap
         )
         progress(2, self.steps, N_("Reading the score"))
-        return _result(completion.content, job, {"truncated_input": truncated})
+        result = _result(completion.content, job, {"truncated_input": truncated})
+        if completion.truncated:
+            hold_cut_short(result, cap)
+        return result
 
 
 def _result(reply: str, job: GradingInput, provenance: dict[str, Any]) -> GradingResult:

@@ -42,6 +42,9 @@ HOSTED_DEFAULT = 8
 _LOCAL_SUFFIXES = (".local", ".lan", ".internal", ".home.arpa", ".localdomain")
 #: Seconds between two looks at a full server: short enough that a freed slot is taken soon.
 _POLL = (0.05, 0.5)
+#: Seconds a server's slots are counted in this process after Redis failed to answer: asking
+#: it again at every call would cost each call the client's reconnection attempts (seconds).
+REDIS_RETRY_AFTER = 30.0
 
 # Drop the leases that expired, then take a slot if one is free: one step, so two workers
 # cannot both take the last slot.
@@ -57,6 +60,8 @@ return 0
 
 _local_lock = threading.Lock()
 _local: dict[str, threading.BoundedSemaphore] = {}
+#: By slot key, the time.monotonic() until which Redis is not asked (it was away).
+_redis_away_until: dict[str, float] = {}
 
 
 def default_limit(base_url: str) -> int:
@@ -110,17 +115,18 @@ class ServerSlots:
 
     def _acquire(self, deadline: float) -> str | None:
         """A Redis lease's token, or None when the slot is this process's semaphore."""
-        if self._take is not None:
+        if self._take is not None and time.monotonic() >= _redis_away_until.get(self._key, 0.0):
             token = uuid.uuid4().hex
             try:
                 while True:
                     now = time.time()
-                    expires = int((now + self._lease) * 1000)
-                    args = [now, self.limit, now + self._lease, token, expires]
+                    # The set outlives its newest lease by nothing: PEXPIRE takes a duration.
+                    args = [now, self.limit, now + self._lease, token, int(self._lease * 1000)]
                     if self._take(keys=[self._key], args=args):
                         return token
                     self._wait_or_give_up(deadline)
             except RedisError as exc:
+                _redis_away_until[self._key] = time.monotonic() + REDIS_RETRY_AFTER
                 log.warning("model server slots: Redis is away (%s); counting in this process", exc)
         if not self._semaphore.acquire(timeout=max(0.0, deadline - time.monotonic())):
             self._give_up()

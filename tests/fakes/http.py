@@ -17,14 +17,15 @@ class QuietHandler(WSGIRequestHandler):
 
 
 class BackgroundServer:
-    """``start()`` binds a free port and serves ``app`` until ``stop()``."""
+    """``start()`` binds ``port`` (a free one when None) and serves ``app`` until ``stop()``."""
 
-    def __init__(self, app: Any, name: str, *, quiet: bool = True) -> None:
+    def __init__(self, app: Any, name: str, *, quiet: bool = True, port: int | None = None) -> None:
         self._app = app
         self._name = name
         self._handler = QuietHandler if quiet else WSGIRequestHandler
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
+        self._wanted = port
         self.port: int | None = None
 
     @property
@@ -35,7 +36,7 @@ class BackgroundServer:
         if self._server is not None:
             raise RuntimeError(f"{self._name} is already running")
         self._server = make_server(
-            "127.0.0.1", 0, self._app, threaded=True, request_handler=self._handler
+            "127.0.0.1", self._wanted or 0, self._app, threaded=True, request_handler=self._handler
         )
         self.port = self._server.server_port
         self._thread = threading.Thread(

@@ -24,7 +24,7 @@ from werkzeug.wrappers import Request, Response
 from tests.fakes.http import BackgroundServer
 
 Script = Callable[[dict], Response]
-Default = Callable[[dict], str] | str | None
+Default = Callable[[dict], str | Response] | str | None
 
 
 def _json(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -33,7 +33,8 @@ def _json(payload: Any, status: int = 200, headers: dict[str, str] | None = None
     )
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """An error in OpenAI's envelope; a ``set_default`` function may answer some requests so."""
     body = {"error": {"message": message, "type": "fake_error", "code": status}}
     return _json(body, status, headers)
 
@@ -110,7 +111,9 @@ class FakeLLM:
     ``headers`` the matching request headers (lower-cased names), index for index.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, port: int | None = None) -> None:
+        """On ``port`` of 127.0.0.1, or a free one: a given port stands for a server started
+        where something waits for one (a local server's default port)."""
         self.requests: list[dict] = []
         #: The ids ``GET /v1/models`` lists, in order.
         self.models: list[str] = ["fake-model"]
@@ -119,7 +122,7 @@ class FakeLLM:
         self._queue: deque[Script] = deque()
         self._default: Default = None
         self._stopping = threading.Event()
-        self._http = BackgroundServer(self._app, "FakeLLM")
+        self._http = BackgroundServer(self._app, "FakeLLM", port=port)
 
     @property
     def url(self) -> str:
@@ -157,7 +160,7 @@ class FakeLLM:
             self._enqueue(lambda _request: _json(body, status, headers))
         else:
             message = body or HTTP_STATUS_CODES.get(status, "error")
-            self._enqueue(lambda _request: _error(status, message, headers))
+            self._enqueue(lambda _request: error(status, message, headers))
 
     def delay(self, seconds: float, content: str) -> None:
         """Queue a completion sent only after ``seconds`` (to provoke client timeouts)."""
@@ -173,8 +176,9 @@ class FakeLLM:
         self._enqueue(lambda _request: Response(body, status=status, content_type=content_type))
 
     def set_default(self, fn: Default) -> None:
-        """Reply used when the queue is empty: text, a function of the request body, or None
-        for a 500 "no scripted reply"."""
+        """Reply used when the queue is empty: text, a function of the request body (giving
+        text, or a whole response such as :func:`error`), or None for a 500 "no scripted
+        reply"."""
         with self._lock:
             self._default = fn
 
@@ -188,21 +192,21 @@ class FakeLLM:
     def _route(self, request: Request) -> Response:
         if request.path == "/v1/models":
             if request.method != "GET":
-                return _error(405, "method not allowed")
+                return error(405, "method not allowed")
             models = [
                 {"id": m, "object": "model", "owned_by": "evaluaitor-tests"} for m in self.models
             ]
             return _json({"object": "list", "data": models})
         if request.path != "/v1/chat/completions":
-            return _error(404, f"unknown path {request.path}")
+            return error(404, f"unknown path {request.path}")
         if request.method != "POST":
-            return _error(405, "method not allowed")
+            return error(405, "method not allowed")
         try:
             body = json.loads(request.get_data())
         except ValueError:
-            return _error(400, "request body is not valid JSON")
+            return error(400, "request body is not valid JSON")
         if not isinstance(body, dict):
-            return _error(400, "request body must be a JSON object")
+            return error(400, "request body must be a JSON object")
         with self._lock:
             self.requests.append(body)
             self.headers.append({k.lower(): v for k, v in request.headers.items()})
@@ -211,5 +215,6 @@ class FakeLLM:
         if script is not None:
             return script(body)
         if default is None:
-            return _error(500, "no scripted reply")
-        return _completion(body, default(body) if callable(default) else default, None)
+            return error(500, "no scripted reply")
+        answer = default(body) if callable(default) else default
+        return answer if isinstance(answer, Response) else _completion(body, answer, None)

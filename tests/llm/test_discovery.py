@@ -3,7 +3,9 @@ LLM among them, and ports where something else (or nothing) answers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
 
 import httpx
 import pytest
@@ -16,11 +18,12 @@ from tests.llm.test_client import free_port
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[Response], int]]:
-    """Serve one fixed response on a free port of 127.0.0.1; returns the port."""
+def serve() -> Iterator[Callable[[Callable], int]]:
+    """Serve one fixed response (or any WSGI app) on a free port of 127.0.0.1; returns the
+    port."""
     servers: list[BackgroundServer] = []
 
-    def start(response: Response) -> int:
+    def start(response: Callable) -> int:
         server = BackgroundServer(response, "not-an-llm")
         servers.append(server)
         return server.start()
@@ -90,3 +93,20 @@ def test_the_ports_setting(setting, ports):
 def test_a_bad_ports_setting_names_itself(setting):
     with pytest.raises(ValueError, match="EVALUAITOR_LLM_PROBE_PORTS"):
         discovery.probe_ports(setting)
+
+
+def slow_models(environ: dict, start_response: Callable) -> Iterable[bytes]:
+    """A server busy computing a reply: its model list comes only after it, two seconds."""
+    time.sleep(2)
+    body = {"object": "list", "data": [{"id": "busy-model", "object": "model"}]}
+    return Response(json.dumps(body), content_type="application/json")(environ, start_response)
+
+
+def test_a_busy_server_that_answers_its_model_list_late_is_found(serve):
+    """llama.cpp serves one request at a time: asked while it computes a grading, it answers
+    after it. The probe waits for a port that accepted the connection."""
+    port = serve(slow_models)
+    started = time.monotonic()
+    server = discovery.find_local_server([free_port(), port])
+    assert server == discovery.LocalServer(f"http://127.0.0.1:{port}/v1", ("busy-model",))
+    assert time.monotonic() - started >= 2
