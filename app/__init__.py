@@ -13,8 +13,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app import admin, api, errors, i18n, redaction
 from app import config as settings
-from app.extensions import db, init_db, init_redis, migrate
-from app.safe_json import BoundedJSONProvider
+from app.extensions import BoundedJSONProvider, db, init_db, init_redis, migrate
 from app.text import clean_name, clean_text, reveal_hidden
 from app.uploads import UploadRequest
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from flask.json.provider import DefaultJSONProvider
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import MetaData, event
 from sqlalchemy.orm import DeclarativeBase
+
+from app import safe_json
 
 #: Stable constraint names, so Alembic migrations are reproducible across databases.
 NAMING_CONVENTION = {
@@ -71,3 +76,11 @@ def redis_connection():
     from flask import current_app
 
     return current_app.extensions["evaluaitor.redis"]
+
+
+class BoundedJSONProvider(DefaultJSONProvider):
+    """Flask's JSON, with ``request.get_json`` (and ``flask.json.loads``) bounded by
+    :func:`app.safe_json.loads`: a too-deep body is invalid JSON, answered 400 like any other."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return safe_json.loads(s, **kwargs)

@@ -9,7 +9,7 @@ recursion, linear in the text) and refuses more than :data:`MAX_DEPTH` levels wi
 :class:`JSONTooDeep`, a ``ValueError``, so each caller's existing "not valid JSON" answer (a
 4xx, the invalid-launch page, a clear outbound error) covers it too.
 
-Flask's ``request.get_json`` reads through :class:`BoundedJSONProvider`, and JWTs are read
+Flask's ``request.get_json`` reads through ``app.extensions.BoundedJSONProvider``, and JWTs are read
 through :func:`jwt_parts` before PyJWT or pylti1p3 decode them again, so neither library ever
 sees a document past the bound.
 """
@@ -20,8 +20,6 @@ import base64
 import json
 import re
 from typing import Any
-
-from flask.json.provider import DefaultJSONProvider
 
 #: Deepest nesting accepted. LTI claims, key sets and API bodies nest four or five levels; a
 #: model's grading reply two or three.
@@ -78,11 +76,3 @@ def jwt_parts(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
     if not isinstance(header, dict) or not isinstance(claims, dict):
         raise ValueError("its header or payload is not an object")
     return header, claims
-
-
-class BoundedJSONProvider(DefaultJSONProvider):
-    """Flask's JSON, with ``request.get_json`` (and ``flask.json.loads``) bounded by
-    :func:`loads`: a too-deep body is invalid JSON, answered 400 like any other."""
-
-    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
-        return loads(s, **kwargs)

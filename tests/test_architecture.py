@@ -49,7 +49,7 @@ FACTORY = frozenset({"app", "app.cli"})
 GRADING_LAYER = ("app.grading", "app.llm", "app.extract", "app.judge", "app.policy")
 #: What the grading layer may use outside itself: Flask-free modules at the bottom of ``app``.
 #: ``app.i18n`` is not one (it is Flask-Babel's wiring); its ``N_`` lives in ``app.catalogue``.
-FOUNDATION = frozenset({"app.catalogue", "app.safe_regex", "app.redaction"})
+FOUNDATION = frozenset({"app.catalogue", "app.safe_regex", "app.redaction", "app.safe_json"})
 
 #: What the evaluation core must not import: the sides that use it.
 OWNERS = ("app.lti", "app.api", "app.web", "app.submissions", "app.review", "app.admin")

@@ -22,7 +22,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from app import i18n, tenants
-from app.extensions import db
+from app.extensions import BoundedJSONProvider, db
 from app.lti import keys
 from app.models import Deployment, Platform
 from app.practice import exercise, services, views
@@ -30,7 +30,6 @@ from app.practice.errors import PracticeError
 from app.practice.messages import ToolKeys
 from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
 from app.practice.state import PracticeState
-from app.safe_json import BoundedJSONProvider
 
 
 @dataclass(frozen=True)
