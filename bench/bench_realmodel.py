@@ -72,36 +72,40 @@ def main() -> None:
     args = parser.parse_args()
     server = server_from_environment()
     if server is None:
-        print("skipped: set EVALUAITOR_MODEL_SERVER (scripts/model-server.sh) or EVALUAITOR_LLM_BASE_URL")
+        print("skipped: no model server. Start one with scripts/model-server.sh and set")
+        print("EVALUAITOR_MODEL_SERVER to its model.json, or set EVALUAITOR_LLM_BASE_URL.")
         return
     floors = {work: floor_tokens(server, work) for work in WORKS}
-    counted_by = {how for _, how in floors.values()}
-    print(f"server {server.base_url}, model {server.model}; floor counted by {', '.join(counted_by)}")
+    floor = statistics.mean(tokens for tokens, _ in floors.values())
+    counted_by = ", ".join({how for _, how in floors.values()})
+    print(f"server {server.base_url}, model {server.model}; floor counted by {counted_by}")
     print(
         f"{'strategy':<24}{'calls':>6}{'prompt':>8}{'reply':>7}{'floor':>7}{'x floor':>8}"
         f"{'cap':>6}{'cut':>5}{'s':>7}  outcomes"
     )
-    with tempfile.TemporaryDirectory() as folder, EmbeddedRedis(Path(folder) / "redis") as redis:
-        with Recorder(server.base_url, server.api_key) as relay:
-            config = app_config(server, relay, redis.url, Path(folder))
-            for name in args.strategy or strategies(server.model, server.second_model):
-                rows = [grade(config, relay, server, name, work) for work in WORKS]
-                prompt = [sum(e.usage.get("prompt_tokens", 0) for e in r.exchanges) for r in rows]
-                reply = [sum(e.usage.get("completion_tokens", 0) for e in r.exchanges) for r in rows]
-                caps = [e.request.get("max_tokens") or 0 for r in rows for e in r.exchanges]
-                cut = sum(e.finish_reason == "length" for r in rows for e in r.exchanges)
-                floor = statistics.mean(floors[work][0] for work in WORKS)
-                outcomes = ", ".join(
-                    f"{work}:{r.result.outcome.value}"
-                    + (f" {r.result.score:g}" if r.result.score is not None else "")
-                    for work, r in zip(WORKS, rows, strict=True)
-                )
-                print(
-                    f"{name:<24}{statistics.mean(len(r.exchanges) for r in rows):>6.1f}"
-                    f"{statistics.mean(prompt):>8.0f}{statistics.mean(reply):>7.0f}"
-                    f"{floor:>7.0f}{statistics.mean(prompt) / floor:>8.1f}{max(caps):>6}"
-                    f"{cut:>5}{statistics.mean(r.seconds for r in rows):>7.1f}  {outcomes}"
-                )
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        EmbeddedRedis(Path(folder) / "redis") as redis,
+        Recorder(server.base_url, server.api_key) as relay,
+    ):
+        config = app_config(server, relay, redis.url, Path(folder))
+        for name in args.strategy or strategies(server.model, server.second_model):
+            rows = [grade(config, relay, server, name, work) for work in WORKS]
+            exchanges = [e for r in rows for e in r.exchanges]
+            prompt = sum(e.usage.get("prompt_tokens", 0) for e in exchanges) / len(rows)
+            reply = sum(e.usage.get("completion_tokens", 0) for e in exchanges) / len(rows)
+            cap = max(e.request.get("max_tokens") or 0 for e in exchanges)
+            cut = sum(e.finish_reason == "length" for e in exchanges)
+            outcomes = ", ".join(
+                f"{work}:{r.result.outcome.value}"
+                + (f" {r.result.score:g}" if r.result.score is not None else "")
+                for work, r in zip(WORKS, rows, strict=True)
+            )
+            print(
+                f"{name:<24}{len(exchanges) / len(rows):>6.1f}{prompt:>8.0f}{reply:>7.0f}"
+                f"{floor:>7.0f}{prompt / floor:>8.1f}{cap:>6}{cut:>5}"
+                f"{statistics.mean(r.seconds for r in rows):>7.1f}  {outcomes}"
+            )
 
 
 if __name__ == "__main__":

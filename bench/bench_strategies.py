@@ -32,6 +32,7 @@ from app.grading.rubric import parse_rubric  # noqa: E402
 from app.llm import LLMClient, LLMSettings  # noqa: E402
 from app.llm.client import client_from_config  # noqa: E402
 from app.llm.session import LLMSession  # noqa: E402
+from app.llm.slots import HOSTED_DEFAULT, ServerSlots  # noqa: E402
 from tests.documents import ESSAY  # noqa: E402
 from tests.fakes.llm_server import FakeLLM  # noqa: E402
 
@@ -109,9 +110,17 @@ def llm_client(latency: float, broken_batch: list[bool]) -> Iterator[tuple[LLMCl
             return HOLISTIC_REPLY  # the holistic mode asks out of 100, the others out of 10
         return json.dumps(ANSWERS | {"score": 80}) if "Answer the one question" in system else REPLY
 
-    with FakeLLM() as fake, LLMClient(LLMSettings(base_url=fake.url, model="bench")) as client:
+    with FakeLLM() as fake:
+        # It stands for a hosted service, which takes several calls at once (a server on
+        # this machine would get one: app.llm.slots).
+        slots = ServerSlots(fake.url, HOSTED_DEFAULT)
+        client = LLMClient(LLMSettings(base_url=fake.url, model="bench"), slots=slots)
         fake.set_default(slow)
-        yield client, "ESTIMATED by the fake server (no real tokenizer offline; see its docstring)"
+        with client:
+            yield (
+                client,
+                "ESTIMATED by the fake server (no real tokenizer offline; see its docstring)",
+            )
 
 
 def main() -> None:

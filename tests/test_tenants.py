@@ -77,6 +77,7 @@ ROUTES: dict[str, str] = {
     "admin.sign_out": ADMIN,
     "admin.platform_active": ADMIN,
     "admin.deployment_active": ADMIN,
+    "admin.registration_link": ADMIN,
     "web.activity": PAGE_TOKEN,
     "web.status": PAGE_TOKEN,
     "web.stats": PAGE_TOKEN,

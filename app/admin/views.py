@@ -80,7 +80,7 @@ def registration_link():
     except ValueError:
         message = _("The LMS address must be an http(s) address, e.g. https://moodle.school.edu.")
         return _index(link_error=message, lms=address), 400
-    url = url_for("lti.register", token=made.token, _external=True)
+    url = url_for("lti.register", link=made.token, _external=True)
     return _index(new_link=url, new_link_row=made.link)
 
 

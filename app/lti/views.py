@@ -101,9 +101,9 @@ def jwks():
     return response
 
 
-@bp.get("/register", defaults={"token": ""})
-@bp.get("/register/<token>")
-def register(token: str):
+@bp.get("/register", defaults={"link": ""})
+@bp.get("/register/<link>")
+def register(link: str):
     """LTI Dynamic Registration, opened by the LMS admin from the LMS's tool registration,
     with a link an Evaluaitor admin made for that LMS (app.lti.registration_links).
 
@@ -128,7 +128,7 @@ def register(token: str):
     configuration_url = request.args.get("openid_configuration", "")
     registration_token = request.args.get("registration_token", "")
     registration.check_parameters(configuration_url, registration_token)
-    link = registration_links.take(token, configuration_url)
+    taken = registration_links.take(link, configuration_url)
     try:
         platform, deployment = registration.register(
             configuration_url,
@@ -139,9 +139,9 @@ def register(token: str):
             private=outbound.private_access(config),
         )
     except Exception:
-        registration_links.give_back(link)
+        registration_links.give_back(taken)
         raise
-    registration_links.record(link, platform)
+    registration_links.record(taken, platform)
     # A platform Evaluaitor knew before: the LMS updated its registration (Moodle's "Update")
     # and keeps the tool's state there, so the page must not call it pending.
     is_update = as_utc(platform.created_at) < started
