@@ -65,13 +65,7 @@ from app.grading.pipeline_prompts import (
     _task_text,
     estimate_tokens,
 )
-from app.grading.replies import (
-    UNREADABLE,
-    Unreadable,
-    hold_cut_short,
-    read_breakdown,
-    shown_feedback,
-)
+from app.grading.replies import hold_cut_short, show
 from app.grading.retrieval import chunk, rank
 from app.grading.rubric import Rubric
 from app.grading.scores import read_score
@@ -340,14 +334,9 @@ class Pipeline(GradingPlugin):
             provenance=provenance,
         )
         provenance["score_source"] = None
-        try:
-            breakdown = read_breakdown(reply, PLACEHOLDERS)
-        except Unreadable as problem:
-            log.warning("pipeline: unreadable final reply (%s): %s", problem, preview(reply))
-            result.error = UNREADABLE % {"problem": problem}
+        show(result, reply, "pipeline", PLACEHOLDERS)
+        if result.error:
             return result
-        result.feedback = shown_feedback(reply, breakdown)
-        result.criteria = breakdown.criteria if breakdown else []
         reading = read_score(reply, max_score)
         if reading is None:
             log.warning("pipeline: no usable score in the final reply: %s", preview(reply))

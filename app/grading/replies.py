@@ -20,6 +20,7 @@ beside it; :func:`shown_feedback` never shows a JSON reply's raw text. A strateg
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections.abc import Sequence
@@ -30,7 +31,9 @@ from app.catalogue import N_
 from app.grading.base import CriterionResult, GradingResult, Outcome
 from app.grading.rubric import Rubric
 from app.grading.scores import fold_key, read_number
-from app.llm.jsonreply import parse_json_reply
+from app.llm.jsonreply import parse_json_reply, preview
+
+log = logging.getLogger(__name__)
 
 #: How far the total may lie from the criteria's share of their points, as a share of the
 #: scale: rounding a total to one decimal (8.45 → 8.5 of 10) passes, a different grade does not.
@@ -123,6 +126,23 @@ def echoed(text: str, placeholders: Sequence[str]) -> str | None:
         ):
             return placeholder
     return None
+
+
+def show(
+    result: GradingResult, reply: str, strategy: str, placeholders: Sequence[str] = ()
+) -> Breakdown | None:
+    """Give ``result`` what a student may read of ``reply`` (feedback, criteria) and return
+    the reply's breakdown, if it has one. A reply with a field that cannot be shown gives it
+    neither: the reason goes to ``result.error``, for the teacher who reviews it."""
+    try:
+        breakdown = read_breakdown(reply, placeholders)
+    except Unreadable as problem:
+        log.warning("%s: unreadable reply (%s): %s", strategy, problem, preview(reply))
+        result.error = UNREADABLE % {"problem": problem}
+        return None
+    result.feedback = shown_feedback(reply, breakdown)
+    result.criteria = breakdown.criteria if breakdown else []
+    return breakdown
 
 
 def shown_feedback(reply: str, breakdown: Breakdown | None) -> str:

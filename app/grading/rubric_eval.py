@@ -28,14 +28,7 @@ from app.grading.base import (
 )
 from app.grading.pipeline_prompts import rubric_listing
 from app.grading.prompts import DATA_RULES, clip, examples_block, fence
-from app.grading.replies import (
-    UNREADABLE,
-    Unreadable,
-    contradiction,
-    hold_cut_short,
-    read_breakdown,
-    shown_feedback,
-)
+from app.grading.replies import contradiction, hold_cut_short, show
 from app.grading.rubric import Rubric
 from app.grading.scores import ScoreReading, read_score
 from app.llm.jsonreply import preview
@@ -136,14 +129,9 @@ def _result(reply: str, job: GradingInput, provenance: dict[str, Any]) -> Gradin
         raw_replies=[reply],
         provenance=provenance,
     )
-    try:
-        breakdown = read_breakdown(reply)  # its prompt's only example is the score line
-    except Unreadable as problem:
-        log.warning("rubric_eval: unreadable reply (%s): %s", problem, preview(reply))
-        result.error = UNREADABLE % {"problem": problem}
+    breakdown = show(result, reply, "rubric_eval")  # its prompt's only example: the score line
+    if result.error:
         return result
-    result.feedback = shown_feedback(reply, breakdown)
-    result.criteria = breakdown.criteria if breakdown else []
     reading = read_score(reply, job.max_score)
     if reading is None and breakdown and breakdown.criteria and not breakdown.unusable:
         earned, possible = breakdown.points
