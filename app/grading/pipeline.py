@@ -75,8 +75,18 @@ from app.llm.session import LLMSession
 log = logging.getLogger(__name__)
 
 #: Reply cap (tokens) of each step unless the activity sets one: a summary of a paragraph or
-#: two, an analysis of a few paragraphs, the grade's JSON with its feedback.
-STEP_TOKENS = {"summary": 250, "analysis": 400, "final": 500}
+#: Reply cap (tokens) of each step unless the activity sets one: a summary of a paragraph or
+#: two, an analysis of a few paragraphs, the grade's JSON with its feedback, and in it a line
+#: (a score and a sentence) for each rubric criterion.
+STEP_TOKENS = {"summary": 250, "analysis": 400, "final": 400}
+CRITERION_TOKENS = 60
+
+
+def step_tokens(step: str, rubric: Rubric | None) -> int:
+    """The reply cap of ``step`` for a rubric of that many criteria."""
+    per_criterion = CRITERION_TOKENS * len(rubric.criteria) if rubric and step == "final" else 0
+    return STEP_TOKENS[step] + per_criterion
+
 
 # The prompt texts and the token estimate live in pipeline_prompts; they stay importable here.
 __all__ = [
@@ -215,7 +225,7 @@ class Pipeline(GradingPlugin):
             budget[step] = {"prompt_tokens": estimate, "total": estimate + params.reserved_tokens}
             if cuts:
                 trimmed[step] = cuts
-            cap = params.max_tokens or llm.reply_cap(STEP_TOKENS[step])
+            cap = params.max_tokens or llm.reply_cap(step_tokens(step, job.rubric))
             completion = llm.complete(
                 prompt.messages(marker),
                 model=model,

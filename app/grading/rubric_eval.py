@@ -58,8 +58,15 @@ Student submission ({kind}):
 
 
 #: Reply cap (tokens) unless the activity sets one: a score, a criterion breakdown and a few
-#: paragraphs of feedback.
+#: Reply cap (tokens) unless the activity sets one: a few paragraphs of feedback and the score
+#: line, and a line of breakdown for each rubric criterion, which graders such as LAMB's add.
 REPLY_TOKENS = 600
+CRITERION_TOKENS = 80
+
+
+def reply_tokens(rubric: Rubric | None) -> int:
+    """The reply cap for a rubric of that many criteria (none: the feedback alone)."""
+    return REPLY_TOKENS + CRITERION_TOKENS * (len(rubric.criteria) if rubric else 0)
 
 
 def _format_number(value: float) -> str:
@@ -106,7 +113,7 @@ class RubricEval(GradingPlugin):
             },
         ]
         progress(1, self.steps, N_("Asking the grader model"))
-        cap = params.max_tokens or llm.reply_cap(REPLY_TOKENS)
+        cap = params.max_tokens or llm.reply_cap(reply_tokens(job.rubric))
         completion = llm.complete(
             messages, model=job.model, temperature=params.temperature, max_tokens=cap
         )

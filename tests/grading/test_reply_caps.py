@@ -15,9 +15,9 @@ from app.grading import runner
 from app.grading.base import Outcome
 from app.grading.criteria import HOLISTIC_TOKENS, VERDICT_TOKENS
 from app.grading.ensemble import RUN_TOKENS
-from app.grading.pipeline import STEP_TOKENS
+from app.grading.pipeline import step_tokens
 from app.grading.rubric import parse_rubric
-from app.grading.rubric_eval import REPLY_TOKENS
+from app.grading.rubric_eval import reply_tokens
 from app.grading.tree.ai import ANSWER_TOKENS
 from app.llm.session import LLMSession, llm_session
 from tests.documents import ESSAY
@@ -90,7 +90,13 @@ FINAL_JSON = json.dumps({"score": 7, "max_score": 10, "feedback": "Clear and acc
 
 STRATEGIES = {
     "rubric_eval": Strategy(
-        "rubric_eval", {}, [REPLY_TOKENS], _always(PROSE), _always(PROSE_RAMBLE), own_cap=True
+        "rubric_eval",
+        {},
+        [reply_tokens(RUBRIC)],
+        _always(PROSE),
+        _always(PROSE_RAMBLE),
+        rubric=RUBRIC,
+        own_cap=True,
     ),
     "per_criterion": Strategy(
         "criteria",
@@ -119,9 +125,10 @@ STRATEGIES = {
     "pipeline": Strategy(
         "pipeline",
         {"summary": True, "analysis": True},
-        [STEP_TOKENS["summary"], STEP_TOKENS["analysis"], STEP_TOKENS["final"]],
+        [step_tokens(step, RUBRIC) for step in ("summary", "analysis", "final")],
         _always(FINAL_JSON),
         _always(PROSE_RAMBLE),
+        rubric=RUBRIC,
         own_cap=True,
     ),
     "ensemble": Strategy(
@@ -188,6 +195,18 @@ def _grade(strategy: Strategy, session: LLMSession, **params: Any):
 
 def _caps(fake_llm) -> list[Any]:
     return sorted(body.get("max_tokens") for body in fake_llm.requests)
+
+
+def test_a_reply_that_lists_the_criteria_has_room_for_each():
+    """rubric_eval's and the pipeline's final reply may give a line per criterion: their cap
+    grows with the rubric (ten criteria would not fit in three criteria's cap)."""
+    assert (
+        reply_tokens(RUBRIC)
+        == reply_tokens(None) + 3 * (reply_tokens(RUBRIC) - reply_tokens(None)) // 3
+    )
+    assert reply_tokens(RUBRIC) > reply_tokens(None)
+    assert step_tokens("final", RUBRIC) > step_tokens("final", None)
+    assert step_tokens("summary", RUBRIC) == step_tokens("summary", None)
 
 
 @pytest.mark.parametrize("name", STRATEGIES)
