@@ -225,6 +225,7 @@ def test_the_worker_outlives_redis_dying_under_a_running_job(
     """Redis dies while a job runs and stays down until the job has ended: RQ's loop quits on
     the error when it records the end. The same worker process starts a new loop once Redis
     is back (empty), and grades the next upload: no supervisor, no person."""
+    stack.app.config["EVALUAITOR_LLM_TIMEOUT"] = 10  # the reply is slow, not lost
     llm.delay(2, GOOD_REPLY)
     llm.set_default(GOOD_REPLY)
     page = open_activity(browser, platform, live_tool)

@@ -171,6 +171,11 @@ class LLMClient:
                 with self._slots.hold() as waited:
                     self._queued.seconds += waited
                     response = self._http.post(self._url, json=body)
+            except httpx.ReadTimeout as exc:
+                # Not sent again here: the server may still be computing it (llama.cpp and
+                # Ollama go on for a client that has gone), and a copy would queue behind it.
+                # The grading waits and is tried again later, keeping the replies it has.
+                raise self._transport_error(exc, attempt) from exc
             except httpx.TransportError as exc:
                 if not can_retry:
                     raise self._transport_error(exc, attempt) from exc

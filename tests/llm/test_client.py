@@ -263,31 +263,24 @@ def test_zero_retries_makes_a_single_attempt(
     assert sleeps == []
 
 
-def test_timeout_is_retried_then_raises_timeout_error(
+def test_a_reply_that_does_not_come_in_time_is_not_asked_for_again(
     fake: FakeLLM, make_client: MakeClient, sleeps: list[float]
 ) -> None:
-    fake.delay(1.0, "too late")
-    fake.delay(1.0, "too late")
-
-    started = time.monotonic()
-    with pytest.raises(LLMTimeoutError) as info:
-        make_client(timeout=0.2, max_retries=1).complete(MESSAGES)
-
-    assert info.value.attempts == 2
-    assert len(sleeps) == 1
-    assert len(fake.requests) == 2
-    assert time.monotonic() - started < 1.5
-    assert isinstance(info.value.__cause__, httpx.TimeoutException)
-
-
-def test_timeout_then_success(fake: FakeLLM, make_client: MakeClient) -> None:
+    """A server that computes one reply at a time goes on computing a request whose client has
+    gone; a second copy would wait behind it and time out too. The grading waits instead (a
+    transient error) and is tried again later."""
     fake.delay(1.0, "too late")
     fake.reply("on time")
 
-    result = make_client(timeout=0.2).complete(MESSAGES)
+    started = time.monotonic()
+    with pytest.raises(LLMTimeoutError) as info:
+        make_client(timeout=0.2, max_retries=3).complete(MESSAGES)
 
-    assert result.content == "on time"
-    assert result.attempts == 2
+    assert info.value.attempts == 1
+    assert sleeps == []
+    assert len(fake.requests) == 1
+    assert time.monotonic() - started < 1.0
+    assert isinstance(info.value.__cause__, httpx.ReadTimeout)
 
 
 def test_connection_refused_raises_connection_error(
