@@ -129,7 +129,7 @@ def _watch_for_llm(config: Config, ports: tuple[int, ...], on_found) -> None:
     threading.Thread(
         target=discovery.watch,
         args=(config, ports, on_found),
-        kwargs={"every": config["EVALUAITOR_LLM_PROBE_EVERY"], "stop": threading.Event()},
+        kwargs={"every": config["EVALUAITOR_LLM_PROBE_EVERY"]},
         daemon=True,
         name="llm-discovery",
     ).start()

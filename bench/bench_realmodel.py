@@ -15,8 +15,6 @@ count of calls in flight.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
 import tempfile
@@ -27,7 +25,6 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.jobs.redis_server import EmbeddedRedis  # noqa: E402
-from app.llm.jsonreply import parse_json_reply  # noqa: E402
 from tests.realmodel.recorder import Recorder  # noqa: E402
 from tests.realmodel.works import (  # noqa: E402
     INSTRUCTIONS,
@@ -36,21 +33,11 @@ from tests.realmodel.works import (  # noqa: E402
     Server,
     app_config,
     grade,
+    server_from_environment,
     strategies,
 )
 
 ONE_LINE = "Grade this work against the rubric; reply with a score out of 10."
-
-
-def server_from_environment() -> Server | None:
-    if path := os.environ.get("EVALUAITOR_MODEL_SERVER"):
-        found = json.loads(Path(path).read_text())
-        return Server(found["base_url"], found["model"], "second-grader")
-    if base_url := os.environ.get("EVALUAITOR_LLM_BASE_URL"):
-        model = os.environ.get("EVALUAITOR_LLM_MODEL") or "gpt-4o-mini"
-        second = os.environ.get("EVALUAITOR_LLM_SECOND_MODEL") or model + "-second"
-        return Server(base_url, model, second, os.environ.get("EVALUAITOR_LLM_API_KEY"))
-    return None
 
 
 def floor_tokens(server: Server, work: str) -> tuple[int, str]:
@@ -61,7 +48,7 @@ def floor_tokens(server: Server, work: str) -> tuple[int, str]:
     root = server.base_url.rstrip("/").removesuffix("/v1")
     try:
         answer = httpx.post(f"{root}/extras/tokenize", json={"input": text}, timeout=30)
-        return len(parse_json_reply(answer.text)["tokens"]), "server"
+        return len(answer.json()["tokens"]), "server"
     except (httpx.HTTPError, ValueError, KeyError, TypeError):
         return len(text) // 4, "estimate"
 

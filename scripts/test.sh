@@ -17,6 +17,8 @@ bash scripts/setup.sh
 # A reviewed false positive is marked in place with '# nosec <test id>' and the reason.
 .venv/bin/bandit --quiet --recursive app --severity-level medium
 workers=(-n "${EVALUAITOR_TEST_WORKERS:-auto}")
+# Moodle's and the model server's tests run on their own, once, against their servers.
+apart=(--ignore=tests/moodle --ignore=tests/realmodel)
 
 moodle="" pg="" model=""
 cleanup() {
@@ -49,7 +51,7 @@ if [ "${EVALUAITOR_TEST_MODEL:-1}" != 0 ]; then
   model_starting=$!
 fi
 
-.venv/bin/python -m pytest "${workers[@]}" --ignore=tests/moodle --ignore=tests/realmodel "$@"
+.venv/bin/python -m pytest "${workers[@]}" "${apart[@]}" "$@"
 
 if [ -n "$moodle" ]; then
   wait "$moodle_starting" || { echo "Moodle did not start (scripts/moodle.sh)" >&2; exit 1; }
@@ -76,6 +78,5 @@ if [ "${EVALUAITOR_TEST_POSTGRES:-1}" != 0 ]; then
   chmod 755 "$pg"
   url=$(bash scripts/postgres.sh "$pg/pg")
   echo "Again on PostgreSQL ($url)"
-  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "${workers[@]}" \
-    --ignore=tests/moodle --ignore=tests/realmodel "$@"
+  EVALUAITOR_TEST_DATABASE_URL="$url" .venv/bin/python -m pytest "${workers[@]}" "${apart[@]}" "$@"
 fi

@@ -18,7 +18,7 @@ want of a model).
 from __future__ import annotations
 
 import logging
-import threading
+import time
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -101,11 +101,12 @@ def watch(
     on_found: Callable[[LocalServer], None],
     *,
     every: float,
-    stop: threading.Event,
 ) -> None:
-    """Until ``stop``, look for a server every ``every`` seconds while ``config`` names none;
-    the first found is adopted and handed to ``on_found`` (run it in a daemon thread)."""
-    while not stop.wait(every):
+    """Look for a server every ``every`` seconds while ``config`` names none; the first found
+    is adopted and handed to ``on_found`` (run it in a daemon thread: it ends with its
+    process)."""
+    while True:
+        time.sleep(every)
         if config.get("EVALUAITOR_LLM_BASE_URL"):
             return
         server = find_local_server(ports)

@@ -10,39 +10,20 @@ how to run them; under CI that is an error.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 
 import pytest
 
 from tests.realmodel.recorder import Recorder
-from tests.realmodel.works import Server
+from tests.realmodel.works import Server, server_from_environment
 
 HOW = "no model server: run `bash scripts/model-server.sh test` (or set EVALUAITOR_LLM_BASE_URL)"
 
 
-def _server() -> Server | None:
-    if path := os.environ.get("EVALUAITOR_MODEL_SERVER"):
-        with open(path) as handle:
-            found = json.load(handle)
-        # llama.cpp answers any model name with its one model: two names make two graders.
-        return Server(found["base_url"], found["model"], "second-grader")
-    if base_url := os.environ.get("EVALUAITOR_LLM_BASE_URL"):
-        model = os.environ.get("EVALUAITOR_LLM_MODEL") or "gpt-4o-mini"
-        models = [
-            m.strip() for m in os.environ.get("EVALUAITOR_LLM_ENSEMBLE_MODELS", "").split(",")
-        ]
-        second = models[1] if len(models) == 2 and models[1] else model + "-second"
-        return Server(
-            base_url, models[0] or model, second, os.environ.get("EVALUAITOR_LLM_API_KEY")
-        )
-    return None
-
-
 @pytest.fixture(scope="session")
 def model_server() -> Server:
-    server = _server()
+    server = server_from_environment()
     if server is None:
         if os.environ.get("CI"):
             pytest.fail(HOW)

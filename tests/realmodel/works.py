@@ -3,6 +3,8 @@ of work, and every strategy and mode that asks a model."""
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,6 +120,22 @@ class Server:
     model: str
     second_model: str
     api_key: str | None = None
+
+
+def server_from_environment() -> Server | None:
+    """The server EVALUAITOR_MODEL_SERVER's file names (scripts/model-server.sh), else the one
+    EVALUAITOR_LLM_BASE_URL names, with EVALUAITOR_LLM_ENSEMBLE_MODELS ("a,b") as the
+    ensemble's two models there; None when neither is set."""
+    if path := os.environ.get("EVALUAITOR_MODEL_SERVER"):
+        found = json.loads(Path(path).read_text())
+        # llama.cpp answers any model name with its one model: two names make two graders.
+        return Server(found["base_url"], found["model"], "second-grader")
+    if base_url := os.environ.get("EVALUAITOR_LLM_BASE_URL"):
+        model = os.environ.get("EVALUAITOR_LLM_MODEL") or "gpt-4o-mini"
+        named = [m.strip() for m in os.environ.get("EVALUAITOR_LLM_ENSEMBLE_MODELS", "").split(",")]
+        first, second = named if len(named) == 2 and all(named) else (model, model + "-second")
+        return Server(base_url, first, second, os.environ.get("EVALUAITOR_LLM_API_KEY"))
+    return None
 
 
 @dataclass(frozen=True)
