@@ -23,9 +23,10 @@ install() {
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   if ! compgen -G "$cache/wheels/llama_cpp_python-$llama_version-*.whl" >/dev/null; then
     echo "model-server.sh: building llama-cpp-python $llama_version (about 15 minutes, once)" >&2
-    # The image library (LLaVA) is for pictures; grading is text only.
+    # The image library (LLaVA) is for pictures; grading is text only. The build runs beside the
+    # test suite (scripts/test.sh): at low priority, so the tests' short timeouts keep the cores.
     CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
-      "$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+      nice -n 15 "$venv/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
       --wheel-dir "$cache/wheels" "llama-cpp-python==$llama_version" >&2
   fi
   if ! "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then

@@ -42,7 +42,7 @@ cleanup() {
 trap cleanup EXIT
 if [ "${EVALUAITOR_TEST_MOODLE:-1}" != 0 ]; then
   moodle=$(mktemp -d)
-  bash scripts/moodle.sh start "$moodle" &
+  nice -n 10 bash scripts/moodle.sh start "$moodle" &
   moodle_starting=$!
 fi
 if [ "${EVALUAITOR_TEST_MODEL:-1}" != 0 ]; then

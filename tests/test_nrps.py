@@ -58,7 +58,7 @@ def test_roster_lists_every_enrolled_student_across_pages(
     [
         ({"status": 500}, "HTTP 500"),
         ({"status": 403, "body": {"status": 403, "reason": "no"}}, "HTTP 403"),
-        ({"status": None, "delay": 1.5}, "did not send the course's member list in time"),
+        ({"status": None, "delay": 3}, "did not send the course's member list in time"),
         ({"status": 0, "delay": 0}, "could not be reached"),
         ({"status": 200, "body": {"id": "x", "members": "everyone"}}, "could not be read"),
         ({"status": 200, "body": "<html>Moodle error</html>"}, "could not be read"),
@@ -69,7 +69,9 @@ def test_roster_lists_every_enrolled_student_across_pages(
 def test_roster_failure_falls_back_to_students_with_submissions(
     app, browser, platform, live_tool, course, fault, reason
 ):
-    app.config["EVALUAITOR_NRPS_TIMEOUT"] = 0.5
+    if fault.get("delay"):
+        # Short, but not so short that a busy machine misses the token request before it.
+        app.config["EVALUAITOR_NRPS_TIMEOUT"] = 1.0
     platform.fail_next("memberships", **fault)
     staff = open_activity(browser, platform, live_tool, user="3", roles=TEACHER)
     response = browser.get(staff)
