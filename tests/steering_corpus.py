@@ -1,0 +1,66 @@
+"""The steering corpus (tests/data/steering/corpus.jsonl) as typed cases.
+
+One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
+the same file the same way. The "heldout" half exists to measure a detector on attempts it was
+not tuned to: never tune on it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "data" / "steering" / "corpus.jsonl"
+
+LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
+KINDS = ("attempt", "lookalike")
+HALVES = ("tuning", "heldout")
+TACTICS = {
+    "attempt": (
+        "staff_note",
+        "address_score",
+        "address_instruction",
+        "conditional",
+        "answer_shape",
+        "role_play",
+        "disguised",
+        "indirect",
+    ),
+    "lookalike": (
+        "ai_essay",
+        "code_output",
+        "reflection",
+        "dialogue",
+        "instructions_quoted",
+        "self_assessment",
+        "grading_topic",
+        "business_or_tech",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One passage: an attempt to steer the grader, or an innocent look-alike."""
+
+    id: str
+    lang: str
+    kind: str
+    tactic: str
+    half: str
+    text: str
+    why: str
+
+    @property
+    def is_attempt(self) -> bool:
+        return self.kind == "attempt"
+
+
+def load(half: str | None = None) -> list[Case]:
+    """All cases in file order, or only those of ``half`` ("tuning" or "heldout")."""
+    if half is not None and half not in HALVES:
+        raise ValueError(f"unknown half {half!r}; expected one of {HALVES}")
+    with CORPUS.open(encoding="utf-8") as lines:
+        cases = [Case(**json.loads(line)) for line in lines if line.strip()]
+    return [case for case in cases if half is None or case.half == half]
