@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from app.grading.safety import steering
 from app.grading.safety.folding import _Folded
 from app.grading.safety.patterns import (
     _BIDI,
@@ -82,6 +83,7 @@ def _hidden_text(text: str, tag_text: str) -> Iterator[SafetyFlag]:
 def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
     folded = _Folded(text)
     discussed = not hidden and _DISCUSSION.search(folded.text) is not None
+    flagged: list[tuple[int, int]] = []  # folded spans already flagged by a phrase
     for code, label, pattern in _PHRASES:
         seen: set[str] = set()
         for m in pattern.finditer(folded.text):
@@ -89,6 +91,8 @@ def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
             if key in seen:
                 continue
             seen.add(key)
+            if code == "PromptInjection":
+                flagged.append(m.span())
             original = text[folded.orig(m.start()) : folded.orig(m.end())]
             disguised = _disguised(original)
             if code == "ScoreClaim":
@@ -109,6 +113,15 @@ def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
             yield SafetyFlag(code, ("Hidden text: " if hidden else "") + message, _render(original))
             if len(seen) == _PER_PATTERN:
                 break
+    for hit in steering.find(folded.text):
+        if any(start < hit.end and hit.start < end for start, end in flagged):
+            continue  # a phrase already named this passage
+        original = text[folded.orig(hit.start) : folded.orig(hit.end)].strip()
+        if hit.code == "ScoreClaim":
+            message = f"Text that {hit.label}; an AI grader may take it as its verdict."
+        else:
+            message = f"The submission seems to {hit.label}. Check the grade by hand."
+        yield SafetyFlag(hit.code, ("Hidden text: " if hidden else "") + message, _render(original))
 
 
 def _quoted_or_mid_sentence(folded: str, start: int) -> bool:
