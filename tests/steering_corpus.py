@@ -1,8 +1,9 @@
-"""The steering corpus (tests/data/steering/corpus.jsonl) as typed cases.
+"""The steering corpus (tests/data/steering/corpus.jsonl and extra.jsonl) as typed cases.
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
-the same file the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it.
+the same files the same way. The "heldout" half exists to measure a detector on attempts it was
+not tuned to: never tune on it. extra.jsonl, written later by another writer, is tuning data
+only, so the held-out half stays the one written before any detector existed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CORPUS = Path(__file__).parent / "data" / "steering" / "corpus.jsonl"
+#: A second, independent tuning set; every line has half "tuning".
+EXTRA = CORPUS.with_name("extra.jsonl")
 
 LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
 KINDS = ("attempt", "lookalike")
@@ -57,10 +60,18 @@ class Case:
         return self.kind == "attempt"
 
 
+def read(path: Path) -> list[Case]:
+    """The cases of one file, in file order."""
+    with path.open(encoding="utf-8") as lines:
+        return [Case(**json.loads(line)) for line in lines if line.strip()]
+
+
 def load(half: str | None = None) -> list[Case]:
-    """All cases in file order, or only those of ``half`` ("tuning" or "heldout")."""
+    """All cases (corpus, then extra) in file order, or only those of ``half``.
+
+    "heldout" reads corpus.jsonl alone: the extra set is tuning data by construction.
+    """
     if half is not None and half not in HALVES:
         raise ValueError(f"unknown half {half!r}; expected one of {HALVES}")
-    with CORPUS.open(encoding="utf-8") as lines:
-        cases = [Case(**json.loads(line)) for line in lines if line.strip()]
+    cases = read(CORPUS) + (read(EXTRA) if half != "heldout" else [])
     return [case for case in cases if half is None or case.half == half]

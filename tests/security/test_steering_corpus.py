@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from tests.steering_corpus import CORPUS, HALVES, KINDS, LANGS, TACTICS, Case, load
+from tests.steering_corpus import CORPUS, EXTRA, HALVES, KINDS, LANGS, TACTICS, Case, load, read
 
 #: Minimum cases per kind and language over both halves (the corpus's brief).
 MIN_PER_LANG = {"en": 25, "es": 25, "ca": 25, "fr": 10, "de": 10, "pt": 10, "it": 10}
 MIN_PER_KIND = 130
 MIN_PER_KIND_AND_HALF = 50
 MAX_CHARS = 2000
+#: The extra tuning set's brief: per kind and language, and per tactic of each kind.
+EXTRA_MIN_PER_LANG = {"en": 30, "es": 25, "ca": 20, "fr": 15, "de": 15, "pt": 15, "it": 15}
+EXTRA_MIN_PER_KIND = 150
+EXTRA_MIN_PER_TACTIC = 12
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +32,12 @@ def cases() -> list[Case]:
     return load()
 
 
-def test_every_line_has_exactly_the_fields() -> None:
+@pytest.mark.parametrize("path", [CORPUS, EXTRA], ids=lambda path: path.name)
+def test_every_line_has_exactly_the_fields(path: Path) -> None:
     fields = {"id", "lang", "kind", "tactic", "half", "text", "why"}
-    for number, line in enumerate(CORPUS.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         record = json.loads(line)
-        assert set(record) == fields, f"line {number}"
+        assert set(record) == fields, f"{path.name} line {number}"
         assert all(isinstance(value, str) for value in record.values()), f"line {number}"
 
 
@@ -46,6 +52,7 @@ def test_fields_take_known_values(cases: list[Case]) -> None:
 
 
 def test_ids_and_texts_are_unique(cases: list[Case]) -> None:
+    """Over both files: an extra text that repeats the corpus would count one passage twice."""
     ids = Counter(case.id for case in cases)
     texts = Counter(" ".join(case.text.split()).casefold() for case in cases)
     assert [i for i, n in ids.items() if n > 1] == []
@@ -71,13 +78,34 @@ def test_each_half_covers_every_language_and_tactic(half: str) -> None:
         assert {case.tactic for case in of_kind} == set(TACTICS[kind]), (half, kind)
 
 
-def test_halves_alternate_within_each_group(cases: list[Case]) -> None:
-    """The split rule: in each (lang, kind, tactic) group, items alternate tuning, heldout, ..."""
+def test_halves_alternate_within_each_group() -> None:
+    """The split rule of corpus.jsonl: in each (lang, kind, tactic) group, items alternate
+    tuning, heldout, ... (the extra set has no held-out half, so the rule is not its own)."""
     seen: Counter[tuple[str, str, str]] = Counter()
-    for case in cases:
+    for case in read(CORPUS):
         group = (case.lang, case.kind, case.tactic)
         assert case.half == HALVES[seen[group] % 2], case.id
         seen[group] += 1
+
+
+def test_the_extra_set_is_tuning_only_and_never_held_out() -> None:
+    extra = read(EXTRA)
+    assert {case.half for case in extra} == {"tuning"}
+    extra_ids = {case.id for case in extra}
+    assert extra_ids <= {case.id for case in load("tuning")}
+    assert extra_ids.isdisjoint(case.id for case in load("heldout"))
+
+
+def test_the_extra_set_is_large_and_varied_enough() -> None:
+    extra = read(EXTRA)
+    per_lang = Counter((case.kind, case.lang) for case in extra)
+    per_tactic = Counter((case.kind, case.tactic) for case in extra)
+    for kind in KINDS:
+        assert sum(per_lang[kind, lang] for lang in LANGS) >= EXTRA_MIN_PER_KIND, kind
+        for lang, minimum in EXTRA_MIN_PER_LANG.items():
+            assert per_lang[kind, lang] >= minimum, (kind, lang, per_lang[kind, lang])
+        for tactic in TACTICS[kind]:
+            assert per_tactic[kind, tactic] >= EXTRA_MIN_PER_TACTIC, (kind, tactic)
 
 
 def test_load_rejects_an_unknown_half() -> None:
