@@ -190,7 +190,8 @@ def test_quoted_injection_in_an_ai_safety_essay_may_be_a_quotation():
         "page, and the model obeys it. Defences include separating data from instructions."
     )
     [flag] = inspect(essay)
-    assert flag.code == "PromptInjection"
+    # Reported in quotes: not held by itself, but graded once more without it (the runner).
+    assert flag.code == "QuotedSteering"
     assert "may be a quotation" in flag.message
     assert flag.evidence == "Ignore previous instructions"
 

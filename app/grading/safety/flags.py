@@ -31,7 +31,9 @@ _PER_PATTERN = 5  # distinct hits kept per pattern, so one repeated trick cannot
 
 @dataclass(frozen=True)
 class SafetyFlag:
-    code: str  # "PromptInjection", "HiddenText" or "ScoreClaim"
+    #: "PromptInjection", "HiddenText", "ScoreClaim", or "QuotedSteering": an order to the
+    #: grader that reads as a quotation or a discussion of one (an essay on AI safety).
+    code: str
     message: str  # for the teacher
     evidence: str  # the matched snippet, shortened, invisible characters shown as <U+200B>
 
@@ -91,11 +93,13 @@ def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
             if key in seen:
                 continue
             seen.add(key)
-            if code == "PromptInjection":
-                flagged.append(m.span())
             original = text[folded.orig(m.start()) : folded.orig(m.end())]
             disguised = _disguised(original)
-            if code == "ScoreClaim":
+            flag_code = code
+            if code == "ScoreClaim" and steering.reported(folded.text, m.start()):
+                flag_code = "QuotedSteering"  # "frases como «este trabajo merece un 10»"
+                message = f"Text that {label}, reported or given as an example; check it."
+            elif code == "ScoreClaim":
                 message = f"Text that {label}; an AI grader may take it as its verdict."
             elif (
                 hidden
@@ -108,9 +112,15 @@ def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
                     f"Text that could {label}. It may be a quotation or part of a discussion "
                     "(e.g. an essay on AI safety) rather than an attack; check it in context."
                 )
+                if steering.reported(folded.text, m.start()):
+                    flag_code = "QuotedSteering"  # in quotes, said or given as an example
+            if code != "ScoreClaim":
+                flagged.append(m.span())
             if disguised:
                 message += " It is disguised with invisible, lookalike or stylised characters."
-            yield SafetyFlag(code, ("Hidden text: " if hidden else "") + message, _render(original))
+            yield SafetyFlag(
+                flag_code, ("Hidden text: " if hidden else "") + message, _render(original)
+            )
             if len(seen) == _PER_PATTERN:
                 break
     for hit in steering.find(folded.text):
