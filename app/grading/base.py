@@ -194,7 +194,7 @@ class GradingPlugin(ABC):
 
     def wording(self, job: GradingInput) -> tuple[str, ...]:
         """What the strategy asks the model about in the assignment's own words, besides the
-        instructions and the reference: quoted back, it is no evidence of the work
+        instructions: quoted back, it is no evidence of the work
         (app.grading.grounding). By default the rubric's criteria."""
         criteria = job.rubric.criteria if job.rubric else ()
         return tuple(text for c in criteria for text in (c.name, c.requirement))

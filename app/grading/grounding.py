@@ -25,12 +25,14 @@ Whether a quote is in the work (:meth:`Work.check`):
 - too short to be evidence (:func:`substantial`): fewer than :data:`MIN_WORDS` words or
   :data:`MIN_CHARS` letters, unless it reaches :data:`LONG_CHARS` (a line of code is one
   "word"), or the whole work is no longer than that;
-- the assignment's own wording: a quote found, by the same test, in the instructions, the
-  rubric or the reference is no evidence of the work even when the work contains it too (a
-  student can paste the rubric into the work; a model can quote the rubric back). A quote
-  that goes on past the assignment's words into the student's own is not found there whole,
-  so it counts. A consequence, on purpose: lines of the student's that match the teacher's
-  reference word for word earn nothing by themselves; the model must quote the student's own.
+- the assignment's own wording: a quote found, by the same test, in the instructions (with the
+  teacher's guidelines) or in what the strategy asks about (the rubric's criteria, a tree's
+  questions) is no evidence of the work even when the work contains it too: students have
+  that wording and can paste it into the work, and a model can quote it back. A quote that
+  goes on past those words into the student's own is not found there whole, so it counts.
+  The teacher's reference is not such wording: students do not see it, a correct answer
+  often says what it says (a program's lines, a definition), and a quote of it that is not
+  in the work is not found anyway.
 
 Holistic grading (one overall score, no criterion's points) has nothing to check: see
 docs/decisions.md. Large works stay fast: the work is normalised once per grading, exact
@@ -203,10 +205,10 @@ class Grounds:
     def of(cls, job: GradingInput, plugin: GradingPlugin) -> Grounds:
         """The work is every file the model could have read (the upload comment is the
         student's note about the work, not the work); the assignment is the instructions with
-        the teacher's guidelines, the reference, and what the strategy asks about (the
-        rubric's criteria, a tree's questions: :meth:`GradingPlugin.wording`)."""
+        the teacher's guidelines and what the strategy asks about (the rubric's criteria, a
+        tree's questions: :meth:`GradingPlugin.wording`); not the reference (see the module)."""
         files = [f.text for f in job.files] or [job.text]
-        return cls(Text(*files), Text(job.instructions, job.reference, *plugin.wording(job)))
+        return cls(Text(*files), Text(job.instructions, *plugin.wording(job)))
 
     def check(self, quote: str) -> Why:
         """Whether ``quote`` is evidence of the work, and why not."""
