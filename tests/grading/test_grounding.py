@@ -12,8 +12,14 @@ from typing import Any
 
 import pytest
 
-from app.grading import runner
-from app.grading.base import Outcome
+from app.grading import grounding, registry, runner
+from app.grading.base import (
+    CriterionResult,
+    GradingInput,
+    GradingResult,
+    Outcome,
+    PluginParams,
+)
 from app.grading.grounding import Grounds, Text, Why
 from app.grading.rubric import parse_rubric
 
@@ -304,3 +310,30 @@ def test_holistic_grading_gives_no_criterion_points_to_check(fake_llm, session):
     result = runner.grade(job, session, lambda *_: None)
     assert result.outcome == Outcome.GRADED and result.score == 8
     assert "quotes" not in result.provenance
+
+
+def test_a_grade_held_already_keeps_its_reason_and_names_the_criterion_in_a_flag():
+    """The first reason a grade waits stays the reason; the points still go, and a flag
+    names the criterion."""
+    job = GradingInput(
+        text=ESSAY, filename="essay.txt", params=PluginParams(), max_score=10, rubric=RUBRIC
+    )
+    held = GradingResult(
+        Outcome.NEEDS_REVIEW,
+        None,
+        None,
+        "",
+        criteria=[CriterionResult("Thesis", 6, 6, evidence=INVENTED, model_judged=True)],
+        error="Something else went wrong.",
+    )
+    grounding.enforce(held, job, registry.get("rubric_eval"))
+    assert held.error == "Something else went wrong." and held.criteria[0].score == 0
+    (flag,) = held.flags
+    assert flag.code == "UngroundedEvidence" and "Thesis" in flag.message
+    assert "score_before_grounding" not in held.provenance  # there was no score to lower
+
+
+def test_a_hyphen_ends_a_word_only_after_a_letter():
+    grounds = Grounds(Text("The range was 10 -\n20 degrees, and the tempera-\nture rose."), Text())
+    assert grounds.check("the temperature rose") == Why.VERIFIED
+    assert grounds.check("The range was 10 - 20 degrees") == Why.VERIFIED
