@@ -71,32 +71,30 @@ LONG_CHARS = 24
 #: How much of a quote the provenance keeps.
 SHOWN_CHARS = 120
 
-_TYPOGRAPHIC = tuple(
-    {
-        "‘": "'",
-        "’": "'",
-        "‚": "'",
-        "‛": "'",
-        "′": "'",
-        "“": '"',
-        "”": '"',
-        "„": '"',
-        "‟": '"',
-        "″": '"',
-        "«": '"',
-        "»": '"',
-        "‹": "'",
-        "›": "'",
-        "‐": "-",
-        "‑": "-",
-        "‒": "-",
-        "–": "-",
-        "—": "-",
-        "―": "-",
-        "−": "-",
-        "…": "...",
-    }.items()
-)
+_TYPOGRAPHIC = {
+    "‘": "'",
+    "’": "'",
+    "‚": "'",
+    "‛": "'",
+    "′": "'",
+    "“": '"',
+    "”": '"',
+    "„": '"',
+    "‟": '"',
+    "″": '"',
+    "«": '"',
+    "»": '"',
+    "‹": "'",
+    "›": "'",
+    "‐": "-",
+    "‑": "-",
+    "‒": "-",
+    "–": "-",
+    "—": "-",
+    "―": "-",
+    "−": "-",
+    "…": "...",
+}
 #: Readings OCR confuses, folded to one so that either side may have either.
 _OCR_PAIRS = (("rn", "m"), ("vv", "w"))
 _OCR_LETTERS = str.maketrans({"l": "1", "i": "1", "|": "1", "o": "0"})
@@ -128,7 +126,7 @@ def normalise(text: str) -> str:
     if not text.isascii():
         text = _COMBINING.sub("", unicodedata.normalize("NFKD", text))
         text = unicodedata.normalize("NFKC", text)
-        for typographic, plain in _TYPOGRAPHIC:
+        for typographic, plain in _TYPOGRAPHIC.items():
             if typographic in text:
                 text = text.replace(typographic, plain)
     text = text.casefold()
