@@ -231,14 +231,14 @@ class Grounds:
         normalised = normalise(quote).strip(_WRAPPING)
         if not _key(_ELLIPSIS.sub("", normalised)):
             return Why.NO_QUOTE
-        if not substantial(_ELLIPSIS.sub(" ", normalised)) and not self._whole(normalised):
+        if not substantial(_ELLIPSIS.sub(" ", normalised)) and not self._short_work():
             return Why.TOO_SHORT
         if self.assignment.holds(normalised):
             return Why.ASSIGNMENT  # whether or not the work repeats it
         return Why.VERIFIED if self.work.holds(normalised) else Why.NOT_FOUND
 
-    def _whole(self, normalised: str) -> bool:
-        """A short quote still counts when the work is no longer than it (a one-line answer)."""
+    def _short_work(self) -> bool:
+        """A short quote still counts when the whole work is that short (a one-line answer)."""
         return not substantial(self.work.normalised) and bool(self.work.normalised)
 
 
