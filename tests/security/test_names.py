@@ -135,7 +135,7 @@ def test_a_review_reason_naming_a_criterion_is_shown_clean(browser, platform, ll
         assert "without a passage of the work" in html
         assert hidden(html) == set()
     # The criterion's row says in words that its evidence was not verified.
-    assert "Evidence not verified:" in detail and "unverified-note" in detail
+    assert "Evidence not verified:" in detail and "no quote was given" in detail
 
 
 def test_stored_names_from_before_are_shown_clean(browser, platform, llm, live_tool):
