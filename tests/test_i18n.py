@@ -23,6 +23,7 @@ from babel.messages.pofile import read_po
 from flask_babel import get_locale, ngettext, refresh
 
 from app.extensions import db
+from app.grading.grounding import UNGROUNDED
 from app.i18n import N_, localize
 from app.models import JobStatus, Submission
 from tests.conftest import run_jobs
@@ -252,6 +253,11 @@ def test_the_rest_api_answers_in_english_whatever_the_browser_says(app, browser)
             % {"extension": ".pdf", "expected": N_("a PDF")},
             "Este archivo tiene la extensión '.pdf', pero su contenido no es un PDF. "
             "Guarde su trabajo en el formato correcto y vuelva a subirlo.",
+        ),
+        (
+            UNGROUNDED % {"criteria": "Thesis, Dates"},
+            "El evaluador dio puntos sin un pasaje del trabajo que los justifique en: Thesis, "
+            "Dates. Esos puntos no se han contado; un docente debe revisar esta entrega.",
         ),
         # What the gradebook-column and score-push code store for the teacher page.
         (

@@ -17,11 +17,11 @@ from tests.conftest import announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.fakes.platform import TEACHER
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
-from tests.test_strategies_loop import RUBRIC, configure
+from tests.test_strategies_loop import LIGHT, RUBRIC, configure
 
 CRITERIA_REPLY = json.dumps(
     {
-        "C1": {"verdict": "MET", "reason": "Correct.", "evidence": "light energy"},
+        "C1": {"verdict": "MET", "reason": "Correct.", "evidence": LIGHT},
         "C2": {"verdict": "UNMET", "reason": "No Calvin cycle.", "evidence": ""},
         "C3": {"verdict": "UNMET", "reason": "Own words.", "evidence": ""},
     }

@@ -10,6 +10,9 @@ from tests.conftest import run_jobs
 from tests.documents import ESSAY
 from tests.test_core_loop import open_activity, status, upload
 
+LIGHT = "converts light energy into chemical energy"
+CALVIN = "the Calvin cycle fixes carbon dioxide into sugars"
+
 RUBRIC = {
     "title": "Essay",
     "criteria": [
@@ -35,8 +38,9 @@ def test_criteria_strategy_grades_stores_the_breakdown_and_passes_back(
     llm.reply(
         json.dumps(
             {
-                "C1": {"verdict": "MET", "reason": "Correct.", "evidence": "light energy"},
-                "C2": {"verdict": "MET", "reason": "Named.", "evidence": "Calvin cycle"},
+                # Passages of the essay: the points they earn count (app.grading.grounding).
+                "C1": {"verdict": "MET", "reason": "Correct.", "evidence": LIGHT},
+                "C2": {"verdict": "MET", "reason": "Named.", "evidence": CALVIN},
                 "C3": {"verdict": "MET", "reason": "Uncited copy.", "evidence": "Chlorophyll"},
             }
         )

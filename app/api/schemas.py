@@ -198,7 +198,9 @@ class ResultBody(Strict):
     processing_time_ms: int | None
     tokens_used: int | None = Field(description="None when the grading service did not say.")
     criteria: list[dict[str, Any]] = Field(
-        description="Each criterion as graded: name, score, max, verdict, reason, evidence."
+        description="Each criterion as graded: name, score, max, verdict, reason, evidence; "
+        "model_judged (a model gave its points) and evidence_verified (its quote was found in "
+        "the work: app.grading.grounding)."
     )
     flags: list[dict[str, Any]]
     provenance: dict[str, Any]

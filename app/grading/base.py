@@ -101,6 +101,11 @@ class CriterionResult:
     verdict: str | None = None  # e.g. "MET" / "UNMET", "pass" / "fail"
     reason: str = ""
     evidence: str = ""
+    #: A model gave these points: they count only with a quote found in the work
+    #: (app.grading.grounding); checks, tests and teachers' fallbacks need none.
+    model_judged: bool = False
+    #: Whether ``evidence`` was found in the work (None: not checked).
+    evidence_verified: bool | None = None
 
 
 @dataclass
@@ -186,6 +191,24 @@ class GradingPlugin(ABC):
         re-ask after an unreadable reply is not foreseen): one call, or none without a model.
         Strategies that make several say so."""
         return [PlannedCall()] if cls.needs_llm else []
+
+    def wording(self, job: GradingInput) -> tuple[str, ...]:
+        """What the strategy asks the model about in the assignment's own words, besides the
+        instructions: quoted back, it is no evidence of the work
+        (app.grading.grounding). By default the rubric's criteria."""
+        criteria = job.rubric.criteria if job.rubric else ()
+        return tuple(text for c in criteria for text in (c.name, c.requirement))
+
+    def rescore(self, job: GradingInput, result: GradingResult, dropped: float) -> None:
+        """Set ``result.score`` again after grounding took ``dropped`` points away from its
+        model-judged criteria (already at 0 in ``result.criteria``; app.grading.grounding).
+        By default the total is the model's own, written beside its criteria: the dropped
+        points' share of the criteria's maxima comes off the scale, never below 0. Strategies
+        that add the criteria up themselves add them up again."""
+        possible = sum(c.max for c in result.criteria)
+        if result.score is None or not result.scale or possible <= 0:
+            return
+        result.score = round(max(0.0, result.score - dropped / possible * result.scale), 6)
 
     @abstractmethod
     def grade(self, job: GradingInput, llm: LLMSession, progress: Progress) -> GradingResult:

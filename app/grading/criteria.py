@@ -66,8 +66,10 @@ You are a careful teacher checking one student's submission against a grading ru
 
 A criterion is either a requirement, which is MET when the work does what it describes, or \
 a fault, which is MET when the work makes the mistake it describes. Judge strictly on what \
-the submission shows. Write reasons in the language of the assignment instructions, \
-addressed to the student. Answer with JSON only."""
+the submission shows. A requirement is MET only with its evidence: the passage of the \
+submission that shows it, copied exactly; a MET without such a passage earns nothing. \
+Write reasons in the language of the assignment instructions, addressed to the student. \
+Answer with JSON only."""
 
 USER_PROMPT = """\
 Assignment instructions:
@@ -82,7 +84,8 @@ Student submission{note}:
 # reply that copies one filled in the template, not the judgement (app.grading.replies).
 REASON_EXAMPLE = "one or two sentences"
 EVIDENCE_EXAMPLE = (
-    "a short exact quote from the submission that supports the verdict (empty if there is none)"
+    "the passage of the submission that earns the verdict, copied word for word (empty if "
+    "there is none)"
 )
 SCORE_EXAMPLE = "a number from 0 to 100 for the overall quality against the rubric"
 EXPLANATION_EXAMPLE = "Markdown feedback for the student: strengths, weaknesses and how to improve"
@@ -163,6 +166,8 @@ class Judgement:
     verdict: str  # "MET" or "UNMET"
     reason: str
     evidence: str = ""
+    #: False for the teacher's fallback verdict: its points need no quote.
+    from_model: bool = True
 
 
 @dataclass(frozen=True)
@@ -274,6 +279,12 @@ class Criteria(GradingPlugin):
         # Holistic gets here only through fallbacks, when the model gave no number at all.
         _score(result, job, params, rubric, raw, llm_raw=None if params.mode == "holistic" else raw)
         return result
+
+    def rescore(self, job: GradingInput, result: GradingResult, dropped: float) -> None:
+        """The weighted sum of what is left, normalised and penalised as before."""
+        raw = sum(c.score or 0.0 for c in result.criteria)
+        llm_raw = result.provenance.get("llm_raw_score")
+        _score(result, job, job.params, job.rubric, raw, llm_raw=llm_raw)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -413,7 +424,7 @@ def _with_fallbacks(
         verdict = params.fallback_positive if criterion.weight > 0 else params.fallback_negative
         if judgement is None and has_fallback:
             verdict = verdict or "UNMET"
-            judgement = Judgement(verdict, FALLBACK_REASON)
+            judgement = Judgement(verdict, FALLBACK_REASON, from_model=False)
             fallen.append(criterion.name)
         filled.append(judgement)
     return filled, fallen
@@ -425,7 +436,13 @@ def _detail(criterion: Criterion, judgement: Judgement | None) -> CriterionResul
         return CriterionResult(criterion.name, None, maximum, reason=UNREAD_REASON)
     score = criterion.weight if judgement.verdict == "MET" else 0.0
     return CriterionResult(
-        criterion.name, score, maximum, judgement.verdict, judgement.reason, judgement.evidence
+        criterion.name,
+        score,
+        maximum,
+        judgement.verdict,
+        judgement.reason,
+        judgement.evidence,
+        model_judged=judgement.from_model,
     )
 
 

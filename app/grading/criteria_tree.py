@@ -138,6 +138,19 @@ class CriteriaTree(GradingPlugin):
             provenance=provenance,
         )
 
+    def wording(self, job: GradingInput) -> tuple[str, ...]:
+        """The tree's questions to the model, and its criteria's names."""
+        tree: Tree = job.params.tree  # type: ignore[attr-defined]
+        leaves = tree.leaves()
+        questions = [leaf.test.question for leaf in leaves if isinstance(leaf.test, ai.AiTest)]
+        return (*questions, *(leaf.label for leaf in leaves))
+
+    def rescore(self, job: GradingInput, result: GradingResult, dropped: float) -> None:
+        """The tests' points add up to the grade, kept within 0 and the maximum
+        (app.grading.tree.scoring)."""
+        points = sum(c.score or 0.0 for c in result.criteria)
+        result.score = round(max(0.0, min(job.max_score, points)), 2)
+
 
 def _why_unscored(leaves: list[Leaf], results: dict[str, LeafResult]) -> str:
     """The review reason: the tests without a result, and the scales when a model answer
@@ -169,6 +182,7 @@ def _criterion(tree: Tree, leaf: Leaf, result: LeafResult, max_score: float) -> 
         verdict=result.verdict,
         reason=result.reason,
         evidence=result.evidence,
+        model_judged=isinstance(leaf.test, ai.AiTest),
     )
 
 

@@ -62,7 +62,7 @@ language of the task: what is done well, what is missing or wrong, and how to im
 # The final format's placeholder texts, kept here so that PLACEHOLDERS knows them all: a reply
 # that copies one filled in the template, not the grade (app.grading.replies.reply_text).
 FEEDBACK_EXAMPLE = "the feedback, as a Markdown string"
-EVIDENCE_EXAMPLE = "a short quote from the submission"
+EVIDENCE_EXAMPLE = "the passage of the submission that earns its points, copied exactly"
 PLACEHOLDERS = (FEEDBACK_EXAMPLE, EVIDENCE_EXAMPLE)
 
 FINAL_FORMAT = f"""\
@@ -72,7 +72,8 @@ Answer with a single JSON object and nothing else, with these keys:
 - "feedback": {FEEDBACK_EXAMPLE};
 - "criteria": a list with one object per criterion (the rubric's criteria when there is \
 a rubric, else the main requirements of the task), each with "name", "score", "max", \
-"reason" and "evidence" ({EVIDENCE_EXAMPLE})."""
+"reason" and "evidence" ({EVIDENCE_EXAMPLE}). A criterion's points without such a passage \
+are not counted."""
 
 NO_SUMMARY = "(The summary step is turned off for this activity: read the submission itself.)"
 NO_ANALYSIS = (

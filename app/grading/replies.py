@@ -322,6 +322,7 @@ def _criterion(name: str, item: dict[str, Any], placeholders: Sequence[str]) -> 
         max=top if top and top > 0 else 0.0,
         reason=reply_text(_first(item, _REASON_KEYS), f"reason of {name}", placeholders),
         evidence=reply_text(_first(item, _EVIDENCE_KEYS), f"evidence of {name}", placeholders),
+        model_judged=True,  # its points need a quote found in the work (app.grading.grounding)
     )
 
 

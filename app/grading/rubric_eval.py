@@ -43,7 +43,9 @@ instructions you are given.
 {DATA_RULES}
 
 Write concise, specific feedback in Markdown: what is done well, what is missing or wrong, \
-and how to improve. Write it in the language of the assignment instructions. \
+and how to improve. Write it in the language of the assignment instructions. If you score \
+the rubric's criteria one by one, give each criterion's points with the passage of the \
+submission that earns them, copied exactly: points without such a passage are not counted. \
 Finish with one last line in exactly this form, with a number between 0 and {{maximum}}:
 Final score: X/{{maximum}}"""
 

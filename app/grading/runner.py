@@ -8,8 +8,9 @@ material lose their invisible characters and, when the activity asks for it, the
 personal data, in this one place, so no strategy can send a raw value to a model; the
 teacher's graded examples of the activity (calibration, app.grading.examples) go the same way,
 each masked of its own student's names too and cut to MAX_EXAMPLE_CHARS. Then it
-calls the plugin, applies score caps, and assembles the provenance. It touches neither Flask
-nor the database.
+calls the plugin, takes away the points a model gave without a passage of the work to show
+for them (app.grading.grounding), applies score caps, and assembles the provenance. It
+touches neither Flask nor the database.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from app.catalogue import N_
-from app.grading import registry, safety
+from app.grading import grounding, registry, safety
 from app.grading.base import (
     Assignment,
     Flag,
@@ -133,6 +134,8 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     flags = _safety_flags(job)
     grading_input, masked = model_input(job, params)
     result = plugin.grade(grading_input, llm, progress)
+    # Points a model gave count only with a passage found in what it was shown.
+    grounding.enforce(result, grading_input, plugin)
     result.flags = [*flags, *result.flags]
     _apply_caps(result)
     if result.outcome == Outcome.GRADED and any(f.code in HOLD_FOR_REVIEW for f in result.flags):

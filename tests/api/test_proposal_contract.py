@@ -53,9 +53,11 @@ RUBRIC = {
         {"name": "Detail", "requirement": "Mentions the Calvin cycle.", "weight": 4},
     ],
 }
+#: A passage of tests.documents.ESSAY: the points it earns count (app.grading.grounding).
+EVIDENCE = "converts light energy into chemical energy"
 CRITERIA_REPLY = json.dumps(
     {
-        "C1": {"verdict": "MET", "reason": "Correct.", "evidence": "light energy"},
+        "C1": {"verdict": "MET", "reason": "Correct.", "evidence": EVIDENCE},
         "C2": {"verdict": "UNMET", "reason": "No Calvin cycle.", "evidence": ""},
     }
 )

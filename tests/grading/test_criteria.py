@@ -450,7 +450,7 @@ OFF_TOPIC = "My summer holidays were great: we went to the beach every day."
         ("reason", "One or two sentences."),
         (
             "evidence",
-            "A short exact quote from the submission that supports the verdict "
+            "The passage of the submission that earns the verdict, copied word for word "
             "(empty if there is none)",
         ),  # fmt: skip
     ],

@@ -66,7 +66,8 @@ def _always(text: str) -> Callable[[dict], str]:
 
 
 def _verdict(reason: str) -> str:
-    return json.dumps({"verdict": "MET", "reason": reason, "evidence": "light energy"})
+    evidence = "converts light energy into chemical energy"  # a passage of ESSAY
+    return json.dumps({"verdict": "MET", "reason": reason, "evidence": evidence})
 
 
 def _one_shot(reason: str) -> str:
@@ -79,7 +80,10 @@ def _categories(issue: str) -> str:
 
 def _answers(reason: str) -> Callable[[dict], str]:
     """The tree's batched call asks q1 and q2; asked one by one, each is q1."""
-    return lambda _body: json.dumps({q: {"pass": True, "reason": reason} for q in ("q1", "q2")})
+    quote = "the Calvin cycle fixes carbon dioxide into sugars"  # a passage of ESSAY
+    return lambda _body: json.dumps(
+        {q: {"pass": True, "reason": reason, "quote": quote} for q in ("q1", "q2")}
+    )
 
 
 PROSE = "Clear and accurate.\n\nFinal score: 7/10"

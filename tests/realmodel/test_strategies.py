@@ -15,6 +15,7 @@ import pytest
 
 from app.grading import criteria, ensemble, pipeline_prompts
 from app.grading.base import Outcome
+from app.grading.grounding import Grounds, Text, Why
 from app.grading.replies import echoed
 from app.grading.tree import ai
 from tests.realmodel.recorder import Recorder
@@ -82,6 +83,45 @@ def test_grading_ends_sound_whatever_the_model_answers(
     cut = [c for c in calls if c["finish_reason"] == "length"]
     assert result.provenance["truncated_replies"] == len(cut)
     assert all(c["truncated"] for c in cut)
+
+
+#: The strategies that let a model give a criterion points (not holistic, not the ensemble).
+GROUNDED = [
+    "rubric_eval",
+    "criteria-per_criterion",
+    "criteria-one_shot",
+    "pipeline",
+    "criteria_tree",
+]
+
+
+@pytest.mark.parametrize("work", ["good", "off_topic"])
+@pytest.mark.parametrize("strategy", GROUNDED)
+def test_every_point_a_real_model_gave_is_counted_only_with_a_quote_from_the_work(
+    config, relay, model_server, strategy, work
+) -> None:
+    """A 135M model invents quotes and quotes the rubric back: whatever it quoted, the points
+    counted are those whose quote is a passage of the work, checked again here from the raw
+    work; the rest are named in the review reason."""
+    result = grade(config, relay, model_server, strategy, work).result
+    judged = [c for c in result.criteria if c.model_judged]
+    checked = {q["criterion"]: q for q in result.provenance.get("quotes", [])}
+    assert set(checked) == {c.name for c in judged}
+    in_work = Grounds(Text(WORKS[work]), Text())
+    for criterion in judged:
+        assert criterion.evidence_verified is checked[criterion.name]["verified"]
+        if (criterion.score or 0) > 0:
+            assert criterion.evidence_verified, criterion
+            assert in_work.check(criterion.evidence) == Why.VERIFIED, criterion
+        if "points_dropped" in checked[criterion.name]:
+            # Named in the review reason, or in a flag when the grade was held already.
+            flags = [f.message for f in result.flags if f.code == "UngroundedEvidence"]
+            assert result.outcome == Outcome.NEEDS_REVIEW
+            assert any(criterion.name in text for text in [result.error, *flags])
+    if result.score is not None and judged and strategy.startswith("criteria-"):
+        # The criteria strategy adds up what is left: the score is the verified points' share.
+        counted = sum(c.score or 0 for c in result.criteria)
+        assert result.score == pytest.approx(max(0, counted) / 10 * MAX_SCORE, abs=1e-6)
 
 
 def _junk(text: str) -> bool:

@@ -21,7 +21,7 @@ from tests.documents import pdf_bytes
 from tests.fakes.platform import TEACHER
 from tests.test_admin import TOKEN, sign_in
 from tests.test_core_loop import open_activity, upload
-from tests.test_strategies_loop import configure
+from tests.test_strategies_loop import LIGHT, configure
 
 RLO, LRI, PDI, ZWSP, SHY, BOM, LRM, ALM = (
     "\u202e",
@@ -87,7 +87,7 @@ def test_hidden_characters_reach_no_page_file_name_export_or_gradebook(
     configure(plugin_name="criteria", plugin_params={"mode": "one_shot"}, rubric=rubric)
     # The model quotes the file name in its reason: it reaches the feedback and the gradebook.
     reason = f"Well explained in {FILENAME}."
-    llm.reply(json.dumps({"C1": {"verdict": "MET", "reason": reason, "evidence": ""}}))
+    llm.reply(json.dumps({"C1": {"verdict": "MET", "reason": reason, "evidence": LIGHT}}))
     assert upload(browser, page, FILENAME, pdf_bytes()).status_code == 303
     run_jobs()
 
@@ -115,6 +115,27 @@ def test_hidden_characters_reach_no_page_file_name_export_or_gradebook(
     comments = [s["comment"] for s in platform.scores if s.get("gradingProgress") == "FullyGraded"]
     assert comments and SAFE_FILENAME in comments[-1] and "Accuracy" in comments[-1]
     assert hidden(comments[-1]) == set()
+
+
+def test_a_review_reason_naming_a_criterion_is_shown_clean(browser, platform, llm, live_tool):
+    """Review reasons name the criteria they are about (points without evidence, unreadable
+    replies), with whatever the teacher typed in their names: shown without the hidden ones."""
+    page = open_activity(browser, platform, live_tool, title=TITLE)
+    rubric = {"criteria": [{"name": CRITERION, "requirement": "Explains it.", "weight": 10}]}
+    configure(plugin_name="criteria", plugin_params={"mode": "one_shot"}, rubric=rubric)
+    llm.reply(json.dumps({"C1": {"verdict": "MET", "reason": "Good.", "evidence": ""}}))
+    assert upload(browser, page, "essay.pdf", pdf_bytes()).status_code == 303
+    run_jobs()
+
+    submission = db.session.query(Submission).one()
+    assert CRITERION in submission.review_reason  # stored as the grader wrote it
+    staff = open_activity(browser, platform, live_tool, user="3", roles=TEACHER, title=TITLE)
+    detail = browser.get(f"{staff}submissions/{submission.id}").text
+    for html in (browser.get(staff).text, detail):
+        assert "without a passage of the work" in html
+        assert hidden(html) == set()
+    # The criterion's row says in words that its evidence was not verified.
+    assert "Evidence not verified:" in detail and "no quote was given" in detail
 
 
 def test_stored_names_from_before_are_shown_clean(browser, platform, llm, live_tool):

@@ -57,8 +57,9 @@ mention it in your reasons and judge the work on its merits.
 
 {task}
 For each answer give a short "reason" (one or two sentences, in the language of the \
-question) and a "quote": a short exact excerpt of the submission that supports it, or "" \
-when there is none. A "score" question is answered with "score", a whole number from 0 \
+question) and a "quote": the passage of the submission that earns the answer, copied \
+exactly, or "" when there is none; a score above 0 or a pass without such a passage earns \
+nothing. A "score" question is answered with "score", a whole number from 0 \
 (not at all) to 100 (fully); a "pass/fail" question with "pass", true or false."""
 
 #: The examples' placeholder text: a reason or quote that copies it filled in the template
