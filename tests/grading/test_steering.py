@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from app import config
 from app.grading import runner, steering
 from app.grading.base import InputFile, Outcome
 from app.grading.steering import REMOVED, Safeguards, passage, without
@@ -207,3 +208,15 @@ def test_no_yes_from_the_model_changes_nothing(fake_llm, session, reply):
     answer = result.provenance["steering_check"]
     assert answer["steers"] is (False if reply and "false" in reply else None)
     assert (answer["problem"] is None) == (answer["steers"] is False)
+
+
+def test_the_settings_are_read_and_checked(monkeypatch, tmp_path):
+    assert Safeguards.from_config(config.load(str(tmp_path))) == Safeguards(0.1, False)
+    monkeypatch.setenv("EVALUAITOR_ABLATION_THRESHOLD", "0.25")
+    monkeypatch.setenv("EVALUAITOR_STEERING_CHECK", " ON")
+    assert Safeguards.from_config(config.load(str(tmp_path))) == Safeguards(0.25, True)
+    for name, bad in (("EVALUAITOR_ABLATION_THRESHOLD", "2"), ("EVALUAITOR_STEERING_CHECK", "yes")):
+        with monkeypatch.context() as changed:
+            changed.setenv(name, bad)
+            with pytest.raises(ValueError, match=name):
+                config.load(str(tmp_path))

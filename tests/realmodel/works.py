@@ -146,14 +146,20 @@ class Graded:
 
 
 def grade(
-    config: Config, relay: Recorder, model_server: Server, strategy: str, work: str
+    config: Config,
+    relay: Recorder,
+    model_server: Server,
+    strategy: str,
+    work: str,
+    *,
+    text: str | None = None,
 ) -> Graded:
-    """Grade one of WORKS with one of the strategies, as the worker does (runner), sharing the
-    count of calls in flight through Redis; with what crossed the relay meanwhile."""
+    """Grade one of WORKS (or ``text``) with one of the strategies, as the worker does (runner),
+    sharing the count of calls in flight through Redis; with what crossed the relay meanwhile."""
     plugin, params = strategies(model_server.model, model_server.second_model)[strategy]
     job = runner.Job.for_text(
         plugin,
-        WORKS[work],
+        WORKS[work] if text is None else text,
         "essay.txt",
         "text",
         params=params,
