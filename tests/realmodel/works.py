@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from app import create_app
 from app.grading import runner
 from app.grading.base import GradingResult
 from app.grading.rubric import parse_rubric
+from app.grading.steering import Safeguards
 from tests.realmodel.recorder import Exchange, Recorder
 
 INSTRUCTIONS = (
@@ -146,7 +148,7 @@ class Graded:
 
 
 def grade(
-    config: Config,
+    config: Mapping[str, Any],
     relay: Recorder,
     model_server: Server,
     strategy: str,
@@ -168,6 +170,7 @@ def grade(
         rubric=parse_rubric(RUBRIC),
         model=model_server.model,
     )
+    job = replace(job, safeguards=Safeguards.from_config(config))
     mark = len(relay.exchanges)
     started = time.monotonic()
     result = runner.grade_with_model(
