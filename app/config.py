@@ -42,8 +42,9 @@ _STRING_SETTINGS: dict[str, str | None] = {
     "EVALUAITOR_ALLOWED_PRIVATE_HOSTS": None,
     # "on": every grading with a model also asks it, in one small extra call, whether the work
     # tries to instruct or steer the grader; a yes holds the grade for review, never changes
-    # the score (app.grading.steering). Off by default: it adds a call to every grading, and
-    # a small model says yes to essays that merely discuss instructions, holding their grades.
+    # the score (app.grading.steering). Off by default: it adds a call to every grading, a weak
+    # model is no judge of it, and a yes on an essay that only discusses instructions holds its
+    # grade for nothing.
     "EVALUAITOR_STEERING_CHECK": "off",
 }
 
