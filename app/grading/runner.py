@@ -326,9 +326,10 @@ def _read(job: Job, passage: str, kind: str, llm: LLMSession) -> bool:
 def _model_check(
     job: Job, grading_input: GradingInput, result: GradingResult, llm: LLMSession
 ) -> list[Flag]:
-    """With the model-side check on, its answer in the provenance, and a flag that holds the
-    grade when the model says the work tries to steer it; nothing else changes."""
-    if not job.safeguards.steering_check:
+    """With the model-side check on and a grading that asked a model, the check's answer in
+    the provenance, and a flag that holds the grade when the model says the work tries to
+    steer it; nothing else changes."""
+    if not job.safeguards.steering_check or not llm.calls:
         return []
     answer = steering.check(grading_input, llm)
     result.provenance["steering_check"] = answer.record()

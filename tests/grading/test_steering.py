@@ -220,3 +220,15 @@ def test_the_settings_are_read_and_checked(monkeypatch, tmp_path):
             changed.setenv(name, bad)
             with pytest.raises(ValueError, match=name):
                 config.load(str(tmp_path))
+
+
+def test_a_grading_that_asked_no_model_asks_no_check(fake_llm, session):
+    """A criteria tree without AI tests grades without a model: the check would be the only
+    call, which the regrade estimate does not count either."""
+    tree = {
+        "tree": {"base": {"children": [{"name": "long", "test": {"kind": "word_count", "min": 3}}]}}
+    }
+    graded = replace(job(plugin="criteria_tree", params=tree), safeguards=CHECKED)
+    result = grade(graded, session)
+    assert not fake_llm.requests and "steering_check" not in result.provenance
+    assert result.outcome == Outcome.GRADED
