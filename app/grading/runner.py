@@ -57,6 +57,7 @@ STEERING = frozenset({"PromptInjection", "HiddenText", "ScoreClaim"})
 MODEL_CHECK = "ModelSaysSteering"
 #: Flags that hold a grade for a teacher.
 HOLD_FOR_REVIEW = STEERING | {MODEL_CHECK}
+#: Why a flagged grade waits, when neither check says more.
 STEERING_REASON = N_("The submission may try to steer the grader; check it.")
 
 
@@ -272,8 +273,8 @@ def _safety_flags(job: Job, found: Sequence[Sequence[safety.SafetyFlag]]) -> lis
     """Flags on everything the student wrote (``found``: each piece's, in :func:`_pieces`'
     order); a flag outside the main text says where."""
     return [
-        Flag(f.code, f"{where}{f.message} Evidence: {f.evidence}")
-        for (where, *_), flags in zip(_pieces(job), found, strict=True)
+        Flag(f.code, f"{piece.where}{f.message} Evidence: {f.evidence}")
+        for piece, flags in zip(_pieces(job), found, strict=True)
         for f in flags
     ]
 
