@@ -40,6 +40,12 @@ _STRING_SETTINGS: dict[str, str | None] = {
     # networks or addresses (``10.2.0.0/16``, ``127.0.0.1``). Unset: public addresses only
     # (with EVALUAITOR_PRACTICE on, loopback too: the practice platform lives on localhost).
     "EVALUAITOR_ALLOWED_PRIVATE_HOSTS": None,
+    # "on": every grading with a model also asks it, in one small extra call, whether the work
+    # tries to instruct or steer the grader; a yes holds the grade for review, never changes
+    # the score (app.grading.cross_check). Off by default: it adds a call to every grading, a weak
+    # model is no judge of it, and a yes on an essay that only discusses instructions holds its
+    # grade for nothing.
+    "EVALUAITOR_STEERING_CHECK": "off",
 }
 
 #: Numeric settings with their defaults (type taken from the default).
@@ -70,6 +76,10 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # 1: mask e-mails, phone numbers, student ids and the student's name before any model
     # sees the text (prose only; source code is sent as written).
     "EVALUAITOR_MASK_PII": 1,
+    # A work flagged for steering the grader is graded again without the flagged passages;
+    # when the two grades differ by more than this share of the scale (0..1), the grade
+    # without them is proposed and the reason gives both (app.grading.cross_check).
+    "EVALUAITOR_ABLATION_THRESHOLD": 0.1,
     "EVALUAITOR_LAUNCH_TTL": 8 * 3600,
     "EVALUAITOR_CLOCK_SKEW": 60,
     "EVALUAITOR_AGS_TIMEOUT": 20.0,
@@ -179,7 +189,18 @@ def load(instance_path: str) -> dict[str, Any]:
     for key, default in _LIST_SETTINGS.items():
         config[key] = _seconds(key, env[key]) if env.get(key) else list(default)
     config["EVALUAITOR_LLM_PRICES"] = _prices(env.get("EVALUAITOR_LLM_PRICES") or "{}")
+    _check_steering(config)
     return config
+
+
+def _check_steering(config: dict[str, Any]) -> None:
+    """The steering settings' values, checked at start: a mistake names the setting."""
+    if not 0 <= config["EVALUAITOR_ABLATION_THRESHOLD"] <= 1:
+        raise ValueError("EVALUAITOR_ABLATION_THRESHOLD must be a share of the scale, 0 to 1")
+    check = str(config["EVALUAITOR_STEERING_CHECK"]).strip().lower()
+    if check not in ("on", "off"):
+        raise ValueError("EVALUAITOR_STEERING_CHECK must be on or off")
+    config["EVALUAITOR_STEERING_CHECK"] = check
 
 
 def _prices(raw: str) -> dict[str, tuple[float, float]]:

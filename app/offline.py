@@ -17,6 +17,7 @@ from flask.cli import with_appcontext
 from app.extract import ExtractionError, Kind, extract, sniff
 from app.grading import registry, runner
 from app.grading.base import Assignment, InputFile
+from app.grading.cross_check import Safeguards
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError, load_rubric
 from app.llm import LLMError, LLMNotConfiguredError
@@ -108,7 +109,14 @@ def grade_file(
         return line | _failed(exc.user_message)
     document = InputFile(path.name, kind.value, text, path)
     mask = bool(config["EVALUAITOR_MASK_PII"])
-    job = runner.Job(plugin, assignment, document, params, mask_pii=mask)
+    job = runner.Job(
+        plugin,
+        assignment,
+        document,
+        params,
+        mask_pii=mask,
+        safeguards=Safeguards.from_config(config),
+    )
     model = assignment.model
     try:
         fresh_since = time.time() if force else None  # replies stored before it are not replayed

@@ -21,7 +21,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, case, func, select
 
 from app.extensions import db
-from app.grading import registry
+from app.grading import cross_check, registry, runner
+from app.grading.base import PlannedCall
 from app.grading.pipeline_prompts import CHARS_PER_TOKEN, rubric_listing
 from app.grading.rubric import parse_rubric
 from app.models import Activity, GradingJob, Submission
@@ -227,12 +228,18 @@ def per_call(activity_id: int) -> tuple[float, float] | None:
 @dataclass(frozen=True)
 class Estimate:
     """What grading ``submissions`` again would take. Calls follow the strategy's own plan
-    (:meth:`GradingPlugin.planned_calls`, re-asks not foreseen); tokens per call are the
-    activity's mean so far (``from_history``), else the prompt's characters at
-    CHARS_PER_TOKEN plus REPLY_TOKENS. ``cost`` is None when a model has no price."""
+    (:meth:`GradingPlugin.planned_calls`, re-asks not foreseen), with the model-side check's
+    call when it is on, and the plan once more for each submission whose latest grading was
+    flagged for steering the grader (``ablations``: it will be graded again without the
+    flagged passages, app.grading.cross_check); tokens per call are the activity's mean so far
+    (``from_history``), else the prompt's characters at CHARS_PER_TOKEN plus REPLY_TOKENS.
+    ``cost`` is None when a model has no price."""
 
     submissions: int
     calls: int
+    #: Calls for each submission not flagged.
+    per_submission: int
+    ablations: int
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
@@ -252,14 +259,23 @@ def estimate(
     plugin = registry.get(activity.plugin_name)
     params = registry.validate_params(plugin, activity.plugin_params)
     rubric = parse_rubric(activity.rubric) if activity.rubric else None
-    planned = plugin.planned_calls(params, rubric)
+    grading = plugin.planned_calls(params, rubric)
+    planned = list(grading)
+    if grading and cross_check.Safeguards.from_config(config).steering_check:
+        check = cross_check.CHECK_SYSTEM + cross_check.CHECK_USER
+        planned.append(PlannedCall(fixed_chars=len(check)))
     history = per_call(activity.id)
     assignment = len(activity.instructions or "") + (len(rubric_listing(rubric)) if rubric else 0)
     default_model = activity.model or config["EVALUAITOR_LLM_MODEL"]
     tokens: dict[str, list[float]] = {}
+    calls = ablations = 0
     for submission in submissions:
         text = len(submission.extracted_text or "") or submission.size_bytes
-        for call in planned:
+        ablated = bool(grading) and _flagged(submission)
+        ablations += ablated
+        calls_of = [*planned, *grading] if ablated else planned
+        calls += len(calls_of)
+        for call in calls_of:
             tally = tokens.setdefault(call.model or default_model, [0.0, 0.0])
             if history:
                 tally[0] += history[0]
@@ -270,10 +286,18 @@ def estimate(
     costs = [cost(model, prompt, reply, config) for model, (prompt, reply) in tokens.items()]
     return Estimate(
         submissions=len(submissions),
-        calls=len(planned) * len(submissions),
+        calls=calls,
+        per_submission=len(planned),
+        ablations=ablations,
         prompt_tokens=round(sum(prompt for prompt, _ in tokens.values())),
         completion_tokens=round(sum(reply for _, reply in tokens.values())),
         cost=None if None in costs else sum(costs),
         from_history=history is not None,
         models=tuple(sorted(tokens)),
     )
+
+
+def _flagged(submission: Submission) -> bool:
+    """Whether the submission's latest grading was flagged for steering the grader."""
+    flags = submission.job.flags if submission.job is not None else None
+    return any(isinstance(f, dict) and f.get("code") in runner.STEERING for f in flags or ())

@@ -33,6 +33,7 @@ from app.extensions import db, redis_connection
 from app.extract import ExtractionError, Kind, extract
 from app.grading import confidence, registry, runner
 from app.grading.base import GradingResult, InputFile, Outcome
+from app.grading.cross_check import Safeguards
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError
 from app.jobs import queue
@@ -178,6 +179,7 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
         comment=brief.comment,
         # Chosen only for a model to read: a strategy without one is spared the comparing.
         examples=owner.examples(job, job.extracted_text) if plugin.needs_llm else (),
+        safeguards=Safeguards.from_config(config),
     )
     result = runner.grade_with_model(
         grading,

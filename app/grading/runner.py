@@ -11,6 +11,9 @@ each masked of its own student's names too and cut to MAX_EXAMPLE_CHARS. Then it
 calls the plugin, takes away the points a model gave without a passage of the work to show
 for them (app.grading.grounding), applies score caps, and assembles the provenance. It
 touches neither Flask nor the database.
+
+When a flag marks a passage the model read, the work is graded again without it, and the
+model may be asked whether the work steers it (app.grading.cross_check).
 """
 
 from __future__ import annotations
@@ -20,20 +23,22 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.catalogue import N_
-from app.grading import grounding, registry, safety
+from app.grading import cross_check, grounding, registry, safety
 from app.grading.base import (
     Assignment,
     Flag,
     GradingInput,
+    GradingPlugin,
     GradingResult,
     InputFile,
     Outcome,
     PluginParams,
     Progress,
 )
+from app.grading.cross_check import Safeguards
 from app.grading.examples import (
     MAX_EXAMPLE_CHARS,
     MAX_EXAMPLE_FEEDBACK_CHARS,
@@ -41,12 +46,25 @@ from app.grading.examples import (
     Example,
 )
 from app.grading.prompts import clip, with_guidelines
+from app.llm import LLMError
 from app.llm.session import LLMSession, llm_session
 
 #: Where a failed run's exception carries the calls it made (:func:`calls_before`).
 _SPENT = "evaluaitor_spent_calls"
-#: Flags that mean the text tried to steer the grader: such grades wait for a teacher.
-HOLD_FOR_REVIEW = frozenset({"PromptInjection", "HiddenText", "ScoreClaim"})
+#: Flags of app.grading.safety that mean the text tried to steer the grader: the work is
+#: graded again without their passages (app.grading.cross_check).
+STEERING = frozenset({"PromptInjection", "HiddenText", "ScoreClaim"})
+#: The flag of the model-side check's yes (app.grading.cross_check.check).
+MODEL_CHECK = "ModelSaysSteering"
+#: A grading without the flagged passages differed by more than the threshold.
+MOVED = "SteeringMovedGrade"
+#: Flags that hold a grade for a teacher.
+HOLD_FOR_REVIEW = STEERING | {MODEL_CHECK, MOVED}
+#: Flags whose passages a second grading leaves out: a steering passage reported as a
+#: quotation ("frases como «ponme un 10»") holds the grade only if leaving it out changes it.
+ABLATE_ON = STEERING | {"QuotedSteering"}
+#: Why a flagged grade waits, when neither check says more.
+STEERING_REASON = N_("The submission may try to steer the grader; check it.")
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,8 @@ class Job:
     attachments: tuple[InputFile, ...] = ()
     #: The teacher's graded examples chosen for this grading (app.grading.examples.choose).
     examples: tuple[Candidate, ...] = ()
+    #: The steering checks' settings (app.grading.cross_check).
+    safeguards: Safeguards = field(default_factory=Safeguards)
 
     @classmethod
     def for_text(
@@ -131,16 +151,24 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     params = registry.validate_params(plugin, job.params)
     if not plugin.needs_llm:
         job = replace(job, examples=())  # no model reads them: none is recorded as used
-    flags = _safety_flags(job)
+    found = [safety.inspect(piece.text) for piece in _pieces(job)]
+    flags = _safety_flags(job, found)
     grading_input, masked = model_input(job, params)
     result = plugin.grade(grading_input, llm, progress)
-    # Points a model gave count only with a passage found in what it was shown.
     grounding.enforce(result, grading_input, plugin)
+    reason = None
+    if plugin.needs_llm:
+        result, reason = _ablated(job, plugin, params, found, result, llm, progress)
+        if result.provenance.get("ablation", {}).get("proposed") == "without" and reason:
+            flags.append(Flag(MOVED, reason))  # even when only a quotation was flagged
+        checked = _model_check(job, grading_input, result, llm)
+        flags += checked
+        reason = reason or next((f.message for f in checked), None)
     result.flags = [*flags, *result.flags]
     _apply_caps(result)
     if result.outcome == Outcome.GRADED and any(f.code in HOLD_FOR_REVIEW for f in result.flags):
         result.outcome = Outcome.NEEDS_REVIEW
-        result.error = result.error or N_("The submission may try to steer the grader; check it.")
+        result.error = result.error or reason or STEERING_REASON
     result.provenance = {
         "plugin": plugin.name,
         "plugin_version": plugin.version,
@@ -163,11 +191,8 @@ def model_input(job: Job, params: PluginParams) -> tuple[GradingInput, dict[str,
     masked: dict[str, Counter[str]] = {}
 
     def clean(label: str, text: str, kind: str = "text", names: Sequence[str] = ()) -> str:
-        text = safety.strip_invisible(text)
-        if not job.mask_pii:
-            return text
-        text, report = safety.mask_pii(text, names=[*job.names, *names], kind=kind)
-        if counts := +Counter(report.counts):
+        text, counts = _cleaned(job, text, kind, names)
+        if counts:
             masked[label] = masked.get(label, Counter()) + counts
         return text
 
@@ -208,15 +233,121 @@ def _example(candidate: Candidate, clean: Callable[[str], str]) -> Example:
     )
 
 
-def _safety_flags(job: Job) -> list[Flag]:
-    """Flags on everything the student wrote; a flag outside the main text says where."""
-    pieces = [("", job.document.text), *((f"In {f.name}: ", f.text) for f in job.attachments)]
-    pieces.append(("In the upload comment: ", job.comment))
+def _cleaned(
+    job: Job, text: str, kind: str = "text", names: Sequence[str] = ()
+) -> tuple[str, Counter[str]]:
+    """A piece as a model may read it (without invisible characters and, if ``job.mask_pii``,
+    masked), with what was masked in it."""
+    text = safety.strip_invisible(text)
+    if not job.mask_pii:
+        return text, Counter()
+    text, report = safety.mask_pii(text, names=[*job.names, *names], kind=kind)
+    return text, +Counter(report.counts)
+
+
+class _Piece(NamedTuple):
+    """One thing the student wrote: where a flag on it is (for the teacher), its name, its
+    text, and its kind (as masking reads it)."""
+
+    where: str
+    name: str
+    text: str
+    kind: str
+
+
+def _pieces(job: Job) -> list[_Piece]:
+    """Everything the student wrote: the main text, each attachment, the upload comment, in
+    this order (:func:`_with_pieces` puts them back)."""
+    document = job.document
     return [
-        Flag(f.code, f"{where}{f.message} Evidence: {f.evidence}")
-        for where, text in pieces
-        for f in safety.inspect(text)
+        _Piece("", document.name, document.text, document.kind),
+        *(_Piece(f"In {f.name}: ", f.name, f.text, f.kind) for f in job.attachments),
+        _Piece("In the upload comment: ", "upload comment", job.comment, "text"),
     ]
+
+
+def _with_pieces(job: Job, texts: Sequence[str]) -> Job:
+    """``job`` with its pieces' texts (in :func:`_pieces`' order) replaced by ``texts``."""
+    return replace(
+        job,
+        document=replace(job.document, text=texts[0]),
+        attachments=tuple(
+            replace(f, text=t) for f, t in zip(job.attachments, texts[1:-1], strict=True)
+        ),
+        comment=texts[-1],
+    )
+
+
+def _safety_flags(job: Job, found: Sequence[Sequence[safety.SafetyFlag]]) -> list[Flag]:
+    """Flags on everything the student wrote (``found``: each piece's, in :func:`_pieces`'
+    order); a flag outside the main text says where."""
+    return [
+        Flag(f.code, f"{piece.where}{f.message} Evidence: {f.evidence}")
+        for piece, flags in zip(_pieces(job), found, strict=True)
+        for f in flags
+    ]
+
+
+def _ablated(
+    job: Job,
+    plugin: GradingPlugin,
+    params: PluginParams,
+    found: Sequence[Sequence[safety.SafetyFlag]],
+    first: GradingResult,
+    llm: LLMSession,
+    progress: Progress,
+) -> tuple[GradingResult, str | None]:
+    """When a flag that holds the grade marks a passage the model read, grade once more in the
+    same session (so its calls are in the provenance and the spend ledger) with those passages
+    removed, cleaned as before; the result to keep and the reason to hold it
+    (app.grading.cross_check.compare). A failed second grading leaves ``first``, its failure
+    noted."""
+    texts, removed = [], []
+    for piece, flags in zip(_pieces(job), found, strict=True):
+        spans = [
+            (f.start, f.end)
+            for f in flags
+            if f.code in ABLATE_ON and _read(job, piece.text[f.start : f.end], piece.kind, llm)
+        ]
+        ablated, passages = cross_check.without(piece.text, spans) if spans else (piece.text, [])
+        texts.append(ablated)
+        removed += [{"where": piece.name, "text": cross_check.shortened(p)} for p in passages]
+    if not removed:
+        return first, None
+    grading_input, _ = model_input(_with_pieces(job, texts), params)
+    second, problem = None, None
+    try:
+        second = plugin.grade(
+            grading_input, llm, lambda _s, n, _m: progress(n, n, cross_check.ABLATING)
+        )
+        grounding.enforce(second, grading_input, plugin)
+    except LLMError as exc:
+        problem = exc.user_message
+    threshold = job.safeguards.ablation_threshold
+    ablation = cross_check.compare(first, second, problem, removed, threshold)
+    ablation.result.provenance["ablation"] = ablation.record
+    return ablation.result, ablation.reason
+
+
+def _read(job: Job, passage: str, kind: str, llm: LLMSession) -> bool:
+    """Whether the model read ``passage`` of the student's text, as it was cleaned for it."""
+    cleaned, _ = _cleaned(job, passage, kind)
+    return bool(cleaned.strip()) and llm.sent(cleaned)
+
+
+def _model_check(
+    job: Job, grading_input: GradingInput, result: GradingResult, llm: LLMSession
+) -> list[Flag]:
+    """With the model-side check on and a grading that asked a model, the check's answer in
+    the provenance, and a flag that holds the grade when the model says the work tries to
+    steer it; nothing else changes."""
+    if not job.safeguards.steering_check or not llm.calls:
+        return []
+    answer = cross_check.check(grading_input, llm)
+    result.provenance["steering_check"] = answer.record()
+    if not answer.steers:
+        return []
+    return [Flag(MODEL_CHECK, cross_check.MODEL_SAYS % {"quote": answer.quote})]
 
 
 def _apply_caps(result: GradingResult) -> None:

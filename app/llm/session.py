@@ -160,6 +160,13 @@ class LLMSession:
             "total_tokens": sum(c.total_tokens or 0 for c in calls if not c.cached),
         }
 
+    def sent(self, text: str) -> bool:
+        """Whether a message sent in this session contains ``text``: whether a model read it
+        (a strategy may send only part of the work: the main file, its start)."""
+        with self._lock:
+            prompts = list(self._prompts.values())
+        return any(text in str(m.get("content", "")) for messages in prompts for m in messages)
+
     def prompts(self) -> list[dict[str, Any]]:
         """Each distinct prompt sent, in the order first sent: ``{"prompt_hash", "messages"}``
         (role and content). Long texts keep their start and end (MAX_MESSAGE_CHARS); once

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from redis import Redis
 from app import create_app
 from app.grading import runner
 from app.grading.base import GradingResult
+from app.grading.cross_check import Safeguards
 from app.grading.rubric import parse_rubric
 from tests.realmodel.recorder import Exchange, Recorder
 
@@ -146,14 +148,20 @@ class Graded:
 
 
 def grade(
-    config: Config, relay: Recorder, model_server: Server, strategy: str, work: str
+    config: Mapping[str, Any],
+    relay: Recorder,
+    model_server: Server,
+    strategy: str,
+    work: str,
+    *,
+    text: str | None = None,
 ) -> Graded:
-    """Grade one of WORKS with one of the strategies, as the worker does (runner), sharing the
-    count of calls in flight through Redis; with what crossed the relay meanwhile."""
+    """Grade one of WORKS (or ``text``) with one of the strategies, as the worker does (runner),
+    sharing the count of calls in flight through Redis; with what crossed the relay meanwhile."""
     plugin, params = strategies(model_server.model, model_server.second_model)[strategy]
     job = runner.Job.for_text(
         plugin,
-        WORKS[work],
+        WORKS[work] if text is None else text,
         "essay.txt",
         "text",
         params=params,
@@ -162,6 +170,7 @@ def grade(
         rubric=parse_rubric(RUBRIC),
         model=model_server.model,
     )
+    job = replace(job, safeguards=Safeguards.from_config(config))
     mark = len(relay.exchanges)
     started = time.monotonic()
     result = runner.grade_with_model(

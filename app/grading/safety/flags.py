@@ -36,6 +36,10 @@ class SafetyFlag:
     code: str
     message: str  # for the teacher
     evidence: str  # the matched snippet, shortened, invisible characters shown as <U+200B>
+    #: Where the flagged passage is in the text given to ``inspect``: ``text[start:end]``
+    #: (hidden text: its run), so a grading can be tried without it (app.grading.runner).
+    start: int
+    end: int
 
 
 def strip_invisible(text: str) -> str:
@@ -58,7 +62,8 @@ def _flags(text: str) -> Iterator[SafetyFlag]:
     yield from _hidden_text(text, hidden)
     yield from _phrases(text, hidden=False)
     if hidden.strip():
-        yield from _phrases(hidden, hidden=True)
+        run = _TAG_RUN.search(text)
+        yield from _phrases(hidden, hidden=True, span=(run.start(), run.end()) if run else None)
 
 
 def _hidden_text(text: str, tag_text: str) -> Iterator[SafetyFlag]:
@@ -70,19 +75,26 @@ def _hidden_text(text: str, tag_text: str) -> Iterator[SafetyFlag]:
         if first := pattern.search(text):
             count = pattern.subn("", text)[1]
             snippet = text[max(0, first.start() - 30) : first.end() + 30]
-            yield SafetyFlag("HiddenText", f"{count} {what}.{removed}", _render(snippet))
-    if tag_text.strip():
+            evidence = _render(snippet)
+            yield SafetyFlag("HiddenText", f"{count} {what}.{removed}", evidence, *first.span())
+    if tag_text.strip() and (tags := _TAG_RUN.search(text)):
         message = "Unicode tag characters hide text that a model can read but a person cannot."
-        yield SafetyFlag("HiddenText", message + removed, _render(tag_text))
+        yield SafetyFlag("HiddenText", message + removed, _render(tag_text), *tags.span())
     for m in _BLANK_RUN.finditer(text):
         run = m.group()
         if run.count("\n") >= 100 or len(run) - run.rfind("\n") - 1 >= 200:
             message = "Text is pushed out of view by a long run of blank space; the model reads it."
-            yield SafetyFlag("HiddenText", message, _render(text[m.start() : m.end() + 80]))
+            shown = text[m.start() : m.end() + 80]
+            yield SafetyFlag(
+                "HiddenText", message, _render(shown), m.start(), m.start() + len(shown)
+            )
             return
 
 
-def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
+def _phrases(
+    text: str, *, hidden: bool, span: tuple[int, int] | None = None
+) -> Iterator[SafetyFlag]:
+    """Phrase flags; hidden text's (``span``: where it hides in the original) point there."""
     folded = _Folded(text)
     discussed = not hidden and _DISCUSSION.search(folded.text) is not None
     flagged: list[tuple[int, int]] = []  # folded spans already flagged by a phrase
@@ -93,7 +105,8 @@ def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
             if key in seen:
                 continue
             seen.add(key)
-            original = text[folded.orig(m.start()) : folded.orig(m.end())]
+            start, end = folded.orig(m.start()), folded.orig(m.end())
+            original = text[start:end]
             disguised = _disguised(original)
             flag_code = code
             if code == "ScoreClaim" and steering.reported(folded.text, m.start()):
@@ -118,20 +131,22 @@ def _phrases(text: str, *, hidden: bool) -> Iterator[SafetyFlag]:
                 flagged.append(m.span())
             if disguised:
                 message += " It is disguised with invisible, lookalike or stylised characters."
-            yield SafetyFlag(
-                flag_code, ("Hidden text: " if hidden else "") + message, _render(original)
-            )
+            message = ("Hidden text: " if hidden else "") + message
+            yield SafetyFlag(flag_code, message, _render(original), *(span or (start, end)))
             if len(seen) == _PER_PATTERN:
                 break
     for hit in steering.find(folded.text):
         if any(start < hit.end and hit.start < end for start, end in flagged):
             continue  # a phrase already named this passage
-        original = text[folded.orig(hit.start) : folded.orig(hit.end)].strip()
+        start, end = folded.orig(hit.start), folded.orig(hit.end)
         if hit.code == "ScoreClaim":
             message = f"Text that {hit.label}; an AI grader may take it as its verdict."
         else:
             message = f"The submission seems to {hit.label}. Check the grade by hand."
-        yield SafetyFlag(hit.code, ("Hidden text: " if hidden else "") + message, _render(original))
+        message = ("Hidden text: " if hidden else "") + message
+        yield SafetyFlag(
+            hit.code, message, _render(text[start:end].strip()), *(span or (start, end))
+        )
 
 
 def _quoted_or_mid_sentence(folded: str, start: int) -> bool:
