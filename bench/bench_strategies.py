@@ -122,6 +122,20 @@ def _share(rows: list[dict], maximum: float) -> float:
     return round(earned / possible * maximum, 2)
 
 
+def _categories(user: str) -> str:
+    """The ensemble's run: each category of its listing ("Name (points), ...") at 80 % of its
+    points, each with a quote of the essay, as the grader's prompt asks."""
+    listing = re.search(r"^Rubric categories \(points\): (.*)$", user, re.M).group(1)
+    points = {name: float(top) for name, top in re.findall(r"(.+?) \(([\d.]+)\)(?:, |$)", listing)}
+    return json.dumps(
+        {
+            "categories": {name: top * 0.8 for name, top in points.items()},
+            "evidence": {name: QUOTES[i % len(QUOTES)] for i, name in enumerate(points)},
+            "issues": ["Points 8 and 9 are not covered."],
+        }
+    )
+
+
 def shaped_reply(request: dict, broken_batch: bool) -> str | Response:
     """A reply shaped like what the request's prompt asks, chosen by a marker of that prompt,
     small enough for the cap each strategy sends, on the scale asked and with real text (the
@@ -129,6 +143,8 @@ def shaped_reply(request: dict, broken_batch: bool) -> str | Response:
     does not know gets an error, so a changed prompt shows as a failed row, not a wrong one."""
     system = request["messages"][0]["content"]
     user = request["messages"][1]["content"]
+    if "You grade one student's program against a rubric" in system:  # an ensemble grader
+        return _categories(user)
     if "one entry per question id" in system:  # criteria tree, every AI test at once
         if broken_batch:
             return "Sorry, I cannot answer in JSON."
@@ -191,6 +207,7 @@ STRATEGIES = [
     ("pipeline (final only)", {"summary": False, "analysis": False}, "pipeline"),
     ("criteria_tree (10 AI tests)", {"tree": TREE}, "criteria_tree"),
     ("criteria_tree, batch unusable", {"tree": TREE}, "criteria_tree"),
+    ("ensemble (2 models x 2 runs)", {"models": ["bench-a", "bench-b"]}, "ensemble"),
 ]
 
 
@@ -240,13 +257,14 @@ def grade_all(
     client: LLMClient, broken_batch: list[bool], fake: bool
 ) -> Iterator[tuple[str, GradingResult, float]]:
     """Each strategy's label, result and wall time (ms) grading the essay; the row that
-    breaks the tree's batched reply only with the fake server, the only one told to."""
+    breaks the tree's batched reply, and the ensemble's (two models by name), only with the
+    fake server, the only one told to break it and that answers any model."""
     rubric = parse_rubric({"criteria": CRITERIA})
     reference = " ".join(f"Section {i}: {ESSAY}" for i in range(40))
     model = client.settings.model or "bench"
     for label, params, plugin in STRATEGIES:
         broken_batch[0] = "unusable" in label
-        if broken_batch[0] and not fake:
+        if (broken_batch[0] or plugin == "ensemble") and not fake:
             continue
         session = LLMSession(client, model=model, max_concurrency=10)
         job = runner.Job.for_text(

@@ -14,6 +14,7 @@ EXPECTED = {
     "pipeline (final only)": (1, 8.0),
     "criteria_tree (10 AI tests)": (1, 7.78),  # 7 of 9 questions at 100, nothing copied
     "criteria_tree, batch unusable": (11, 7.78),  # then each question on its own
+    "ensemble (2 models x 2 runs)": (4, 8.0),  # 80 % of each category, quoted
 }
 
 

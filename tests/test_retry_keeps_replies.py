@@ -21,7 +21,11 @@ from tests.test_strategies_loop import configure
 
 CATEGORIES = ["Syntax & Compilation", "Logic & Correctness", "Output & Functionality",
               "Style & Documentation"]  # fmt: skip
-REPLY = json.dumps({"categories": {c: 20 for c in CATEGORIES}, "issues": ["No tests."]})
+#: Each category's points with a passage of ESSAY (app.grading.grounding).
+EVIDENCE = dict.fromkeys(CATEGORIES, "converts light energy into chemical energy")
+REPLY = json.dumps(
+    {"categories": dict.fromkeys(CATEGORIES, 20), "evidence": EVIDENCE, "issues": ["No tests."]}
+)
 
 
 def _failing(body: dict) -> bool:

@@ -24,14 +24,13 @@ from tests.test_review import act, essay, latest, teacher
 from tests.test_strategies_loop import RUBRIC, configure
 
 USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+CATEGORIES = ("Syntax & Compilation", "Logic & Correctness", "Output & Functionality",
+              "Style & Documentation")  # fmt: skip
+#: Each category's points with a passage of ESSAY (app.grading.grounding).
 ENSEMBLE_REPLY = json.dumps(
     {
-        "categories": {
-            "Syntax & Compilation": 20,
-            "Logic & Correctness": 20,
-            "Output & Functionality": 20,
-            "Style & Documentation": 20,
-        },
+        "categories": dict.fromkeys(CATEGORIES, 20),
+        "evidence": dict.fromkeys(CATEGORIES, "converts light energy into chemical energy"),
         "issues": [],
     }
 )

@@ -115,11 +115,13 @@ def test_flagged_ensemble_grades_are_held_when_the_activity_says_so(
     from pathlib import Path
 
     java = Path(__file__).parent / "policy" / "java"
+    categories = ("Syntax & Compilation", "Logic & Correctness", "Output & Functionality",
+                  "Style & Documentation")  # fmt: skip
+    quote = "public static void main(String[] args)"  # in both programs
+    evidence = dict.fromkeys(categories, quote)
     reply = json.dumps(
-        {"categories": {name: 20 for name in (
-            "Syntax & Compilation", "Logic & Correctness", "Output & Functionality",
-            "Style & Documentation")}, "issues": []}
-    )  # fmt: skip
+        {"categories": dict.fromkeys(categories, 20), "evidence": evidence, "issues": []}
+    )
     llm.set_default(reply)
     page = open_activity(browser, platform, live_tool)
     configure(

@@ -5,14 +5,21 @@ Only the independent rounds (direct and reverse) say what the graders agree on: 
 mutual-critique round each grader has read the others' issues, so an issue it repeats there
 is not a second opinion. The revised grades count in a grader's mean only when the activity
 asks for it (``critique_in_mean``); the design seed averages direct and reverse.
+
+Each category's reconciled points are model-judged (app.grading.grounding): they count only
+with a passage of the work. A grade remembers the runs it is made of (a grader's counted
+runs, or its lower run when it swung; every grader's in the agreement band, one grader's
+otherwise), and a category's evidence is the first passage those runs quoted for it, among
+the runs that gave it points, that is found in the work (:func:`evidence`); when none is,
+the first quoted, so the review shows what was claimed and why it failed.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +51,7 @@ def half_up(value: float, digits: int = 0) -> float:
 @dataclass
 class Run:
     """One grader's answer to one framing; ``total`` is on 0..100, None when the reply could
-    not be read (``problem`` says why)."""
+    not be read (``problem`` says why); ``evidence`` the passages it quoted by category."""
 
     model: str
     framing: str
@@ -53,14 +60,16 @@ class Run:
     issues: list[str]
     reply: str
     problem: str = ""
+    evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class GraderGrade:
-    """One grader's grade over its runs, on 0..100."""
+    """A grade on 0..100 and the runs it is made of (whose quotes back its categories)."""
 
     total: float
     categories: dict[str, float]
+    runs: tuple[Run, ...]
 
 
 def parse_run(
@@ -79,13 +88,21 @@ def parse_run(
             raise ValueError("the reply is not a JSON object")
         scores = _category_scores(data.get("categories"), categories)
         issues = _issues(data.get("issues"), placeholders)
+        quotes = _evidence(data.get("evidence"), categories, placeholders)
     except ValueError as exc:
         log.info(
             "ensemble: %s's %s reply is unreadable (%s): %s", model, framing, exc, preview(reply)
         )
         return Run(model, framing, None, {}, [], reply, str(exc))
-    total = 100 * sum(scores.values()) / sum(c.points for c in categories)
-    return Run(model, framing, total, scores, issues, reply)
+    return Run(
+        model, framing, category_total(scores, categories), scores, issues, reply, evidence=quotes
+    )
+
+
+def category_total(scores: dict[str, float], categories: tuple[Category, ...]) -> float:
+    """The categories' points as a total on 0..100: a run's, and a reconciled grade's again
+    when grounding drops some (app.grading.ensemble.Ensemble.rescore)."""
+    return 100 * sum(scores.values()) / sum(c.points for c in categories)
 
 
 def _category_scores(given: object, categories: tuple[Category, ...]) -> dict[str, float]:
@@ -107,6 +124,29 @@ def _category_scores(given: object, categories: tuple[Category, ...]) -> dict[st
             raise ValueError(f"{category.name!r}: {why}")
         scores[category.name] = points
     return scores
+
+
+def _evidence(
+    given: object, categories: tuple[Category, ...], placeholders: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """The passages quoted for each category, matched by its words like the scores: a text,
+    or a list of texts (several passages); absent, none (a reply in the shape asked before
+    quotes were: its points then count for nothing, app.grading.grounding). Any other value,
+    or a copy of the prompt's example, is refused."""
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise Unreadable("'evidence' is not an object")
+    by_key = {_key(str(name)): value for name, value in given.items()}
+    quotes = {}
+    for category in categories:
+        value = by_key.get(_key(category.name))
+        items = value if isinstance(value, list) else [value]
+        if any(isinstance(item, list) for item in items):
+            raise Unreadable(f"the evidence for {category.name!r} is not a list of texts")
+        texts = (reply_text(item, "evidence", placeholders) for item in items)
+        quotes[category.name] = tuple(text for text in texts if text)
+    return quotes
 
 
 def _issues(value: object, placeholders: Sequence[str]) -> list[str]:
@@ -144,7 +184,7 @@ def grader_grades(
         totals = [r.total for r in framed]
         if totals and max(totals) - min(totals) > params.swing:
             lowest = min(framed, key=lambda r: r.total)
-            grades[model] = GraderGrade(lowest.total, lowest.categories)
+            grades[model] = GraderGrade(lowest.total, lowest.categories, (lowest,))
             flags.append(
                 Flag(
                     "UnstableGrader",
@@ -153,7 +193,7 @@ def grader_grades(
                 )
             )
         else:
-            grades[model] = _mean([GraderGrade(r.total, r.categories) for r in counted])
+            grades[model] = _mean([GraderGrade(r.total, r.categories, (r,)) for r in counted])
     return grades, flags
 
 
@@ -164,6 +204,7 @@ def _mean(grades: list[GraderGrade]) -> GraderGrade:
             name: sum(g.categories[name] for g in grades) / len(grades)
             for name in grades[0].categories
         },
+        tuple(run for g in grades for run in g.runs),
     )
 
 
@@ -179,10 +220,15 @@ def deltas(runs: list[Run]) -> dict[str, float | None]:
 
 
 def reconcile(
-    job: GradingInput, params: EnsembleParams, runs: list[Run], policy_flags: list[Flag]
+    job: GradingInput,
+    params: EnsembleParams,
+    runs: list[Run],
+    policy_flags: list[Flag],
+    found: Callable[[str], bool],
 ) -> GradingResult:
     """One grade from the graders' runs: bands on the spread of their grades, the lowest grade
-    when a policy rule fired; fewer than two readable graders send the work to a teacher."""
+    when a policy rule fired; fewer than two readable graders send the work to a teacher.
+    ``found`` says whether a quote is in the work: it picks each category's evidence."""
     grades, flags = grader_grades(runs, params)
     flags = [*policy_flags, *flags]
     provenance: dict[str, Any] = {
@@ -219,7 +265,7 @@ def reconcile(
         band, chosen = "policy", lowest
     elif spread <= params.agree:
         band, chosen = "agree", _mean(list(grades.values()))
-        chosen = GraderGrade(half_up(chosen.total), chosen.categories)
+        chosen = GraderGrade(half_up(chosen.total), chosen.categories, chosen.runs)
     elif spread <= params.disagree:
         band, chosen = "disagree", lowest
     else:
@@ -236,12 +282,28 @@ def reconcile(
         feedback=feedback(policy_flags, params.categories, chosen, runs, list(grades)),
         raw_replies=raw,
         criteria=[
-            CriterionResult(c.name, half_up(chosen.categories[c.name], 2), c.points)
+            CriterionResult(
+                c.name,
+                half_up(chosen.categories[c.name], 2),
+                c.points,
+                evidence=evidence(c.name, chosen.runs, found),
+                model_judged=True,
+            )
             for c in params.categories
         ],
         flags=flags,
         provenance=provenance,
     )
+
+
+def evidence(category: str, runs: Sequence[Run], found: Callable[[str], bool]) -> str:
+    """The passage backing ``category``'s points: the first quote, of the runs that gave it
+    points, that ``found`` finds in the work; else the first quoted (to be shown as failed);
+    "" when none was."""
+    quotes = [
+        q for r in runs if r.categories.get(category, 0) > 0 for q in r.evidence.get(category, ())
+    ]
+    return next((q for q in quotes if found(q)), quotes[0] if quotes else "")
 
 
 def feedback(
@@ -262,7 +324,8 @@ def feedback(
             f"\nThese rules limit the grade to {cap:g}% of the maximum.",
             "",
         ]
-    sections += ["### Points by category", *(_category_line(c, chosen) for c in categories), ""]
+    lines = (category_line(c, chosen.categories[c.name]) for c in categories)
+    sections += ["### Points by category", *lines, ""]
     by_grader = {model: _own_issues(runs, model) for model in graders}
     shared = set.intersection(*(set(issues) for issues in by_grader.values()))
     if shared:
@@ -276,10 +339,18 @@ def feedback(
     return "\n".join(sections).strip()
 
 
-def _category_line(category: Category, chosen: GraderGrade) -> str:
-    points = half_up(chosen.categories[category.name], 1)
+def category_line(category: Category, points: float, unearned: float = 0.0) -> str:
+    """A category's line of the feedback; ``unearned``: points a grader gave that grounding
+    did not count (app.grading.ensemble.Ensemble.rescore)."""
+    points = half_up(points, 1)
     lost = half_up(category.points - points, 1)
-    return f"- {category.name}: {points:g}/{category.points:g}" + (f" (-{lost:g})" if lost else "")
+    line = f"- {category.name}: {points:g}/{category.points:g}" + (f" (-{lost:g})" if lost else "")
+    if unearned:
+        line += (
+            f"; {half_up(unearned, 1):g} points given were not counted: no passage of the work"
+            " was quoted for them"
+        )
+    return line
 
 
 def _own_issues(runs: list[Run], model: str) -> dict[str, str]:

@@ -20,6 +20,14 @@ in :mod:`app.grading.consensus`:
 
 Feedback lists policy violations with their fix, each category's points, then the issues
 every model raised, then the rest under the name of the model that raised them.
+
+Grounding (app.grading.grounding): every reply quotes, per category it gives points, the
+passage of the work that earns them (``"evidence"``, beside the seed's per-category scores,
+which keep their shape). The reconciled categories are model-judged; each carries the first
+quote that is found in the work among the runs its points come from
+(:func:`app.grading.consensus.evidence`). A category left without one loses its points, and
+:meth:`Ensemble.rescore` adds the rest up as the reconciliation did (the share of the
+categories' points, rounded half up in the agreement band); the runner caps after that.
 """
 
 from __future__ import annotations
@@ -50,7 +58,15 @@ from app.grading.base import (
 )
 from app.grading.code_judge import JudgeSettings, run_judge, sandbox_unavailable
 from app.grading.code_judge import feedback as judge_feedback
-from app.grading.consensus import Run, half_up, parse_run, reconcile
+from app.grading.consensus import (
+    Run,
+    category_line,
+    category_total,
+    half_up,
+    parse_run,
+    reconcile,
+)
+from app.grading.grounding import Grounds, Why
 from app.grading.prompts import DATA_RULES, clip, examples_block, fence
 from app.grading.rubric import Rubric
 from app.judge.languages import UnsupportedLanguage
@@ -67,8 +83,10 @@ class Category(BaseModel):
     points: float = Field(gt=0)
 
 
-#: Reply cap (tokens) of one grader's run: a score per category and a few issues.
-RUN_TOKENS = 300
+#: Reply cap (tokens) of one grader's run: the scores and a few issues, and a quote for each
+#: category (:func:`run_tokens`).
+RUN_TOKENS = 200
+QUOTE_TOKENS = 60
 
 DEFAULT_CATEGORIES = (
     Category(name="Syntax & Compilation", points=25),
@@ -166,16 +184,20 @@ class EnsembleParams(ModelParams, JudgeSettings):
 #: named "<category>" matches none of the activity's, so it is no score either).
 ISSUE_EXAMPLE = "..."
 CATEGORY_EXAMPLE = "<category>"
-PLACEHOLDERS = (ISSUE_EXAMPLE, CATEGORY_EXAMPLE)
+EVIDENCE_EXAMPLE = "the passage of the work that earns these points, copied exactly"
+PLACEHOLDERS = (ISSUE_EXAMPLE, CATEGORY_EXAMPLE, EVIDENCE_EXAMPLE)
 #: The reply's shape as every framing asks for it (braces doubled for ``str.format``).
 REPLY_SHAPE = (
     f'{{{{"categories": {{{{"{CATEGORY_EXAMPLE}": points, ...}}}}, '
+    f'"evidence": {{{{"{CATEGORY_EXAMPLE}": "{EVIDENCE_EXAMPLE}", ...}}}}, '
     f'"issues": ["{ISSUE_EXAMPLE}"]}}}}'
 )
 
 SYSTEM = f"""\
 You grade one student's program against a rubric. Follow the rubric exactly, do not \
-speculate, and answer with JSON only.
+speculate, and answer with JSON only. For every category you give points, quote the passage \
+of the submission that earns them (a line or a few lines), copied exactly: points without \
+such a passage are not counted.
 
 {DATA_RULES}"""
 
@@ -188,7 +210,8 @@ Rubric categories (points): {categories}
 
 {examples}{fenced}
 
-Score each category, then list the concrete issues you found (each one line, citing the \
+Score each category and, for each one you give points, copy exactly the passage of the \
+code that earns them. Then list the concrete issues you found (each one line, citing the \
 code). Reply as JSON: """
     + REPLY_SHAPE
 )
@@ -203,7 +226,8 @@ Assignment:
 {instructions}
 
 Start from full marks in every category and deduct only for problems you can point to in \
-the code. Reply as JSON: """
+the code. For the points each category keeps, copy exactly the passage of the code that \
+earns them. Reply as JSON: """
     + REPLY_SHAPE
 )
 
@@ -222,7 +246,8 @@ The other graders' grades and issues:
 {others}
 
 Check their reasoning against the code. Keep your grade or revise it where they found \
-something real that you missed, or where you were wrong. Reply as JSON: \
+something real that you missed, or where you were wrong. For each category's points, copy \
+exactly the passage of the code that earns them. Reply as JSON: \
 """
     + REPLY_SHAPE
 )
@@ -238,6 +263,31 @@ class Ensemble(GradingPlugin):
     file_types: ClassVar[tuple[str, ...]] = ("code", "text", "markdown", "pdf", "docx")
     steps: ClassVar[int] = 3
     Params = EnsembleParams
+
+    def wording(self, job: GradingInput) -> tuple[str, ...]:
+        """The categories the graders score, and the activity's rubric: the graders are not
+        shown it, but students may have it to paste into the work."""
+        params: EnsembleParams = job.params  # type: ignore[assignment]
+        return (*super().wording(job), *(c.name for c in params.categories))
+
+    def rescore(self, job: GradingInput, result: GradingResult, dropped: float) -> None:
+        """The categories' points that are left, added up as :func:`reconcile` did (rounded
+        half up in the agreement band); each dropped category's feedback line says so. The
+        runner applies the policy caps afterwards."""
+        params: EnsembleParams = job.params  # type: ignore[assignment]
+        chosen: dict[str, float] = result.provenance["categories"]
+        kept = dict(chosen)
+        for criterion, category in zip(result.criteria, params.categories, strict=True):
+            if criterion.score == 0 and half_up(chosen[category.name], 2) > 0:  # dropped
+                kept[category.name] = 0.0
+                given = chosen[category.name]
+                result.feedback = result.feedback.replace(
+                    category_line(category, given), category_line(category, 0.0, given), 1
+                )
+        total = category_total(kept, params.categories)
+        if result.provenance["band"] == "agree":
+            total = half_up(total)
+        result.score = total * job.max_score / 100
 
     @classmethod
     def planned_calls(cls, params: PluginParams, rubric: Rubric | None) -> list[PlannedCall]:
@@ -267,13 +317,21 @@ class Ensemble(GradingPlugin):
             progress(2, self.steps, N_("Asking the grader models"))
             runs = _ask_all(job, params, llm, report)
             progress(3, self.steps, N_("Reconciling the grades"))
-            result = reconcile(job, params, runs, policy_flags)
+            found = Grounds.of(job, self).check
+            result = reconcile(
+                job, params, runs, policy_flags, lambda quote: found(quote) == Why.VERIFIED
+            )
         if compile_check:  # how the rules knew whether it compiles: a compiler, or syntax only
             result.provenance["policy_compile_check"] = compile_check
         if report is not None:
             result.provenance["judge"] = report.to_dict()
             result.feedback += "\n\n### Automatic tests\n" + judge_feedback(report)
         return result
+
+
+def run_tokens(categories: tuple[Category, ...]) -> int:
+    """One run's reply cap: the scores and issues, and a quote per category."""
+    return RUN_TOKENS + QUOTE_TOKENS * len(categories)
 
 
 def _judge(job: GradingInput, params: EnsembleParams) -> JudgeReport | None:
@@ -361,7 +419,7 @@ def _ask_all(
             ],
             model=model,
             temperature=params.temperature,
-            max_tokens=llm.reply_cap(RUN_TOKENS),
+            max_tokens=llm.reply_cap(run_tokens(params.categories)),
             json_mode=True,
         )
         return parse_run(model, framing, completion.content, params.categories, PLACEHOLDERS)

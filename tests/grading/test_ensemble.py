@@ -16,11 +16,17 @@ from app.llm.session import LLMSession
 CODE = "public class SumCalculator { public static void main(String[] a) { } }"
 CATEGORIES = ["Syntax & Compilation", "Logic & Correctness", "Output & Functionality",
               "Style & Documentation"]  # fmt: skip
+#: A passage of CODE and of every program in tests/policy/java: the points it backs count
+#: (app.grading.grounding).
+QUOTE = "public static void main(String[]"
+QUOTES = dict.fromkeys(CATEGORIES, QUOTE)
 
 
 def scores(total: float, issues: list[str]) -> str:
-    """A reply spreading ``total`` (of 100) evenly over the four 25-point categories."""
-    return json.dumps({"categories": {c: total / 4 for c in CATEGORIES}, "issues": issues})
+    """A reply spreading ``total`` (of 100) evenly over the four 25-point categories, each
+    with a real quote."""
+    categories = {c: total / 4 for c in CATEGORIES}
+    return json.dumps({"categories": categories, "evidence": QUOTES, "issues": issues})
 
 
 def graders(table: dict[tuple[str, str], str]):
@@ -308,17 +314,17 @@ def test_a_grader_that_notes_nothing_leaves_no_consensus(fake_llm, session):
 
 def test_a_text_of_issues_is_read_one_issue_a_line(fake_llm, session):
     text = "- Loop bound is 99.\n\n2. No comments."
-    reply = json.dumps({"categories": {c: 20 for c in CATEGORIES}, "issues": text})
-    fake_llm.set_default(reply)
+    fake_llm.set_default(reply(issues=text))
     result = grade(session)
     assert result.outcome.value == "graded"
     assert result.feedback.endswith("### Both graders noted\n- Loop bound is 99.\n- No comments.")
 
 
-def reply(categories: object = None, issues: object = ()) -> str:
-    """A reply with four 20-point categories unless told otherwise."""
+def reply(categories: object = None, issues: object = (), evidence: object = QUOTES) -> str:
+    """A reply with four 20-point categories, each with a real quote, unless told otherwise."""
     given = {c: 20 for c in CATEGORIES} if categories is None else categories
-    return json.dumps({"categories": given, "issues": list(issues) if issues == () else issues})
+    listed = list(issues) if issues == () else issues
+    return json.dumps({"categories": given, "evidence": evidence, "issues": listed})
 
 
 @pytest.mark.parametrize(
@@ -417,3 +423,139 @@ def test_every_placeholder_is_in_every_framing():
 
     for framing in (DIRECT, REVERSE, CRITIQUE):
         assert all(p in framing.replace("{{", "{") for p in PLACEHOLDERS)
+
+
+# --- grounding: a category's points need a passage of the work (app.grading.grounding) -------
+
+INVENTED = "for (int i = 1; i <= 100; i++) sum += i;"  # not in CODE
+LOGIC = "Logic & Correctness"
+
+
+def quoted(total: float, **quotes: str) -> str:
+    """``total`` spread over the categories like :func:`scores`, with the real quote for each
+    category unless ``quotes`` (by the category's first word) says otherwise."""
+    evidence = {c: quotes.get(c.split()[0].lower(), QUOTE) for c in CATEGORIES}
+    categories = {c: total / 4 for c in CATEGORIES}
+    return json.dumps({"categories": categories, "evidence": evidence, "issues": []})
+
+
+def through_runner(session: LLMSession, text: str = CODE, **params) -> object:
+    job = runner.Job.for_text(
+        plugin="ensemble", text=text, filename="SumCalculator.java", kind="code",
+        instructions="Print the sum of 1..100.", max_score=10,
+        params={"models": ["g", "e"], **params},
+    )  # fmt: skip
+    return runner.grade(job, session, quiet)
+
+
+def test_categories_with_real_quotes_are_graded(fake_llm, session):
+    fake_llm.set_default(steady(80, 84))
+    result = through_runner(session)
+    assert result.outcome.value == "graded" and result.score == pytest.approx(8.2)
+    assert all(c.model_judged and c.evidence_verified for c in result.criteria)
+    assert [q["criterion"] for q in result.provenance["quotes"]] == CATEGORIES
+    assert all(q["why"] == "verified" for q in result.provenance["quotes"])
+    for request in fake_llm.requests:  # every framing asks for the passage, copied exactly
+        assert "copied exactly" in request["messages"][0]["content"]
+        assert '"evidence": {"<category>"' in request["messages"][1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("quote", "why"),
+    [
+        (INVENTED, "not found in the work"),
+        (LOGIC, "the assignment's own wording"),  # the category it is asked about
+        ("Print the sum of 1..100.", "the assignment's own wording"),  # the instructions
+    ],
+    ids=["invented", "category", "instructions"],
+)
+def test_an_unfounded_category_loses_its_points_and_the_grade_waits(fake_llm, session, quote, why):
+    """g 80 and e 84 agree: the categories' means are 20.5 each, 82 in all; Logic's 20.5 go
+    and the 61.5 left round half up, as the agreement band rounds, to 62."""
+    fake_llm.set_default(in_both_framings(quoted(80, logic=quote), quoted(84, logic=quote)))
+    result = through_runner(session)
+    assert result.outcome.value == "needs_review"
+    assert result.score == pytest.approx(6.2)
+    assert result.provenance["score_before_grounding"] == pytest.approx(8.2)
+    assert LOGIC in result.error and "without a passage of the work" in result.error
+    assert not any(c in result.error for c in CATEGORIES if c != LOGIC)
+    logic = next(q for q in result.provenance["quotes"] if q["criterion"] == LOGIC)
+    assert (logic["verified"], logic["why"], logic["points_dropped"]) == (False, why, 20.5)
+    assert [c.score for c in result.criteria] == [20.5, 0, 20.5, 20.5]
+    assert (
+        f"- {LOGIC}: 0/25 (-25); 20.5 points given were not counted: no passage of the work "
+        "was quoted for them"
+    ) in result.feedback
+    assert "- Syntax & Compilation: 20.5/25 (-4.5)\n" in result.feedback
+
+
+def test_a_reply_without_quotes_is_read_but_its_points_do_not_count(fake_llm, session):
+    """The reply shape before quotes were asked for still reads; its points are no evidence."""
+    fake_llm.set_default(json.dumps({"categories": dict.fromkeys(CATEGORIES, 20), "issues": []}))
+    result = through_runner(session)
+    assert result.outcome.value == "needs_review" and result.score == 0
+    assert all(q["why"] == "no quote" for q in result.provenance["quotes"])
+    assert result.provenance["score_before_grounding"] == 8
+
+
+def test_one_real_quote_among_the_runs_a_grade_is_made_of_backs_the_category(fake_llm, session):
+    """In the agreement band the grade is every grader's: e's real quote backs Logic though
+    g invented its own, and the criterion shows e's."""
+    fake_llm.set_default(in_both_framings(quoted(80, logic=INVENTED), quoted(84)))
+    result = through_runner(session)
+    assert result.outcome.value == "graded" and result.score == pytest.approx(8.2)
+    assert next(c for c in result.criteria if c.name == LOGIC).evidence == QUOTE
+
+
+def test_a_quote_of_a_grader_the_grade_is_not_made_of_backs_nothing(fake_llm, session):
+    """Beyond the agreement band the lower grader's grade stands, so only its quotes count:
+    g's real quote cannot back e's invented one. e's 72 lose Logic's 18: 54."""
+    fake_llm.set_default(in_both_framings(quoted(84), quoted(72, logic=INVENTED)))
+    result = through_runner(session)
+    assert result.provenance["band"] == "disagree"
+    assert result.outcome.value == "needs_review" and result.score == pytest.approx(5.4)
+    assert next(c for c in result.criteria if c.name == LOGIC).evidence == INVENTED
+
+
+@pytest.mark.parametrize(
+    ("given", "dropped", "score", "capped_from"),
+    [(80, ("logic",), 25, 60), (40, ("logic", "output"), 20, None)],
+    ids=["still-above-the-cap", "below-the-cap"],
+)
+def test_the_policy_cap_applies_to_the_total_left(fake_llm, session, given, dropped, score,
+                                                  capped_from):  # fmt: skip
+    """Hardcoded output caps the grade at 25 of 100, after grounding recomputed the total."""
+    invented = dict.fromkeys(dropped, INVENTED)
+    fake_llm.set_default(in_both_framings(quoted(given, **invented), quoted(given, **invented)))
+    result = runner.grade(java_job("hardcoded_literal.java"), session, quiet)
+    assert result.provenance["band"] == "policy" and result.outcome.value == "needs_review"
+    assert result.provenance["score_before_grounding"] == given
+    assert result.score == score
+    assert result.provenance.get("capped_from") == capped_from
+
+
+@pytest.mark.parametrize(
+    ("evidence", "problem"),
+    [
+        (["public static void main"], "'evidence' is not an object"),
+        ({CATEGORIES[0]: 5}, "not text"),
+        ({CATEGORIES[0]: [["public static"]]}, "not a list of texts"),
+        ({CATEGORIES[0]: "the passage of the work that earns these points, copied exactly"},
+         "copies the example of the prompt"),
+    ],
+    ids=["list", "number", "nested-list", "copied-example"],
+)  # fmt: skip
+def test_evidence_of_the_wrong_shape_counts_as_no_grade(fake_llm, session, evidence, problem):
+    fake_llm.set_default(in_both_framings(reply(evidence=evidence), reply()))
+    result = grade(session)
+    assert result.outcome.value == "needs_review" and result.score is None
+    problems = [r["problem"] for r in result.provenance["runs"] if r["model"] == "g"]
+    assert problems and all(problem in text for text in problems)
+
+
+def test_several_passages_for_one_category_are_each_a_candidate(fake_llm, session):
+    evidence = {**QUOTES, LOGIC: [INVENTED, "String[] a) { } }"]}
+    fake_llm.set_default(reply(evidence=evidence))
+    result = through_runner(session)
+    assert result.outcome.value == "graded", result.error
+    assert next(c for c in result.criteria if c.name == LOGIC).evidence == "String[] a) { } }"

@@ -197,6 +197,17 @@ def _tree_answers(quotes: dict[str, str]) -> Callable[[dict], str]:
     return lambda _body: json.dumps(answer)
 
 
+def _ensemble_replies(quotes: dict[str, str]) -> Callable[[dict], str]:
+    reply = {"categories": {"Thesis": 6, "Dates": 4}, "evidence": quotes, "issues": []}
+    return lambda _body: json.dumps(reply)
+
+
+#: The ensemble scores categories; named like the rubric's criteria, both graders agree.
+ENSEMBLE = {
+    "models": ["g", "e"],
+    "categories": [{"name": "Thesis", "points": 6}, {"name": "Dates", "points": 4}],
+}
+
 QUESTION = "Does the essay state a clear thesis about the causes?"
 TREE = {
     "base": {
@@ -218,6 +229,7 @@ STRATEGIES = [
     Strategy("pipeline", {}, _breakdown, 10, 4),
     # The regex test is the application's own check: its points need no quote.
     Strategy("criteria_tree", {"tree": TREE}, _tree_answers, 10, 4, ("base/Thesis",), QUESTION),
+    Strategy("ensemble", ENSEMBLE, _ensemble_replies, 10, 4),
 ]
 
 

@@ -69,7 +69,9 @@ def tree_answers(body: dict) -> str:
 
 def ensemble_scores(_body: dict) -> str:
     categories = {c.name: c.points * 0.8 for c in DEFAULT_CATEGORIES}
-    return json.dumps({"categories": categories, "issues": ["Name the variables better."]})
+    evidence = {c.name: QUOTE for c in DEFAULT_CATEGORIES}
+    issues = ["Name the variables better."]
+    return json.dumps({"categories": categories, "evidence": evidence, "issues": issues})
 
 
 VERDICTS = json.dumps(

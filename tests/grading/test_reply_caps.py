@@ -14,7 +14,7 @@ import pytest
 from app.grading import runner
 from app.grading.base import Outcome
 from app.grading.criteria import HOLISTIC_TOKENS, VERDICT_TOKENS
-from app.grading.ensemble import RUN_TOKENS
+from app.grading.ensemble import DEFAULT_CATEGORIES, run_tokens
 from app.grading.pipeline import step_tokens
 from app.grading.rubric import parse_rubric
 from app.grading.rubric_eval import reply_tokens
@@ -65,9 +65,12 @@ def _always(text: str) -> Callable[[dict], str]:
     return lambda _body: text
 
 
+#: A passage of ESSAY: the points it backs count (app.grading.grounding).
+PASSAGE = "converts light energy into chemical energy"
+
+
 def _verdict(reason: str) -> str:
-    evidence = "converts light energy into chemical energy"  # a passage of ESSAY
-    return json.dumps({"verdict": "MET", "reason": reason, "evidence": evidence})
+    return json.dumps({"verdict": "MET", "reason": reason, "evidence": PASSAGE})
 
 
 def _one_shot(reason: str) -> str:
@@ -75,7 +78,9 @@ def _one_shot(reason: str) -> str:
 
 
 def _categories(issue: str) -> str:
-    return json.dumps({"categories": {c: 20 for c in CATEGORIES}, "issues": [issue]})
+    evidence = dict.fromkeys(CATEGORIES, PASSAGE)
+    categories = dict.fromkeys(CATEGORIES, 20)
+    return json.dumps({"categories": categories, "evidence": evidence, "issues": [issue]})
 
 
 def _answers(reason: str) -> Callable[[dict], str]:
@@ -138,7 +143,7 @@ STRATEGIES = {
     "ensemble": Strategy(
         "ensemble",
         {"models": ["g", "e"], "reverse": True},
-        [RUN_TOKENS] * 4,
+        [run_tokens(DEFAULT_CATEGORIES)] * 4,
         _always(_categories("No input check.")),
         _always(_categories(RAMBLE)),
         filename="SumCalculator.java",

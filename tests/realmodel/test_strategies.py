@@ -85,13 +85,14 @@ def test_grading_ends_sound_whatever_the_model_answers(
     assert all(c["truncated"] for c in cut)
 
 
-#: The strategies that let a model give a criterion points (not holistic, not the ensemble).
+#: The strategies that let a model give a criterion points (not holistic).
 GROUNDED = [
     "rubric_eval",
     "criteria-per_criterion",
     "criteria-one_shot",
     "pipeline",
     "criteria_tree",
+    "ensemble",
 ]
 
 
