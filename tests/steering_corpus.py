@@ -1,9 +1,9 @@
-"""The steering corpus (tests/data/steering/corpus.jsonl and extra.jsonl) as typed cases.
+"""The steering corpus (tests/data/steering/corpus.jsonl, extra.jsonl, extra2.jsonl) as typed cases.
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl, written later by another writer, is tuning data
-only, so the held-out half stays the one written before any detector existed.
+not tuned to: never tune on it. extra.jsonl and extra2.jsonl, written later by other writers, are
+tuning data only, so the held-out half stays the one written before any detector existed.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ from pathlib import Path
 CORPUS = Path(__file__).parent / "data" / "steering" / "corpus.jsonl"
 #: A second, independent tuning set; every line has half "tuning".
 EXTRA = CORPUS.with_name("extra.jsonl")
+#: A third tuning set, of hard cases (look-alikes closest to attempts); every line "tuning".
+EXTRA2 = CORPUS.with_name("extra2.jsonl")
+#: The tuning-only files, in the order load() reads them after the corpus.
+EXTRAS = (EXTRA, EXTRA2)
 
 LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
 KINDS = ("attempt", "lookalike")
@@ -67,11 +71,13 @@ def read(path: Path) -> list[Case]:
 
 
 def load(half: str | None = None) -> list[Case]:
-    """All cases (corpus, then extra) in file order, or only those of ``half``.
+    """All cases (corpus, then extra, then extra2) in file order, or only those of ``half``.
 
-    "heldout" reads corpus.jsonl alone: the extra set is tuning data by construction.
+    "heldout" reads corpus.jsonl alone: the extra sets are tuning data by construction.
     """
     if half is not None and half not in HALVES:
         raise ValueError(f"unknown half {half!r}; expected one of {HALVES}")
-    cases = read(CORPUS) + (read(EXTRA) if half != "heldout" else [])
+    cases = read(CORPUS)
+    if half != "heldout":
+        cases += [case for path in EXTRAS for case in read(path)]
     return [case for case in cases if half is None or case.half == half]

@@ -14,7 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.steering_corpus import CORPUS, EXTRA, HALVES, KINDS, LANGS, TACTICS, Case, load, read
+from tests.steering_corpus import (
+    CORPUS,
+    EXTRA,
+    EXTRA2,
+    EXTRAS,
+    HALVES,
+    KINDS,
+    LANGS,
+    TACTICS,
+    Case,
+    load,
+    read,
+)
 
 #: Minimum cases per kind and language over both halves (the corpus's brief).
 MIN_PER_LANG = {"en": 25, "es": 25, "ca": 25, "fr": 10, "de": 10, "pt": 10, "it": 10}
@@ -25,6 +37,18 @@ MAX_CHARS = 2000
 EXTRA_MIN_PER_LANG = {"en": 30, "es": 25, "ca": 20, "fr": 15, "de": 15, "pt": 15, "it": 15}
 EXTRA_MIN_PER_KIND = 150
 EXTRA_MIN_PER_TACTIC = 12
+#: The hard-case set's brief: per language for (attempts, look-alikes), and per kind.
+EXTRA2_MIN_PER_LANG = {
+    "en": (20, 20),
+    "es": (15, 15),
+    "ca": (12, 12),
+    "fr": (10, 10),
+    "de": (10, 10),
+    "pt": (10, 10),
+    "it": (10, 10),
+}
+EXTRA2_MIN_PER_KIND = {"attempt": 100, "lookalike": 160}
+EXTRA2_MAX_CHARS = 1500
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +56,7 @@ def cases() -> list[Case]:
     return load()
 
 
-@pytest.mark.parametrize("path", [CORPUS, EXTRA], ids=lambda path: path.name)
+@pytest.mark.parametrize("path", [CORPUS, *EXTRAS], ids=lambda path: path.name)
 def test_every_line_has_exactly_the_fields(path: Path) -> None:
     fields = {"id", "lang", "kind", "tactic", "half", "text", "why"}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -52,7 +76,7 @@ def test_fields_take_known_values(cases: list[Case]) -> None:
 
 
 def test_ids_and_texts_are_unique(cases: list[Case]) -> None:
-    """Over both files: an extra text that repeats the corpus would count one passage twice."""
+    """Over all files: an extra text that repeats the corpus would count one passage twice."""
     ids = Counter(case.id for case in cases)
     texts = Counter(" ".join(case.text.split()).casefold() for case in cases)
     assert [i for i, n in ids.items() if n > 1] == []
@@ -88,8 +112,9 @@ def test_halves_alternate_within_each_group() -> None:
         seen[group] += 1
 
 
-def test_the_extra_set_is_tuning_only_and_never_held_out() -> None:
-    extra = read(EXTRA)
+@pytest.mark.parametrize("path", EXTRAS, ids=lambda path: path.name)
+def test_the_extra_sets_are_tuning_only_and_never_held_out(path: Path) -> None:
+    extra = read(path)
     assert {case.half for case in extra} == {"tuning"}
     extra_ids = {case.id for case in extra}
     assert extra_ids <= {case.id for case in load("tuning")}
@@ -106,6 +131,18 @@ def test_the_extra_set_is_large_and_varied_enough() -> None:
             assert per_lang[kind, lang] >= minimum, (kind, lang, per_lang[kind, lang])
         for tactic in TACTICS[kind]:
             assert per_tactic[kind, tactic] >= EXTRA_MIN_PER_TACTIC, (kind, tactic)
+
+
+def test_the_hard_case_set_is_large_and_covers_every_language() -> None:
+    extra2 = read(EXTRA2)
+    per_lang = Counter((case.kind, case.lang) for case in extra2)
+    per_kind = Counter(case.kind for case in extra2)
+    for kind, minimum in EXTRA2_MIN_PER_KIND.items():
+        assert per_kind[kind] >= minimum, (kind, per_kind[kind])
+    for lang, minima in EXTRA2_MIN_PER_LANG.items():
+        for kind, minimum in zip(KINDS, minima, strict=True):
+            assert per_lang[kind, lang] >= minimum, (kind, lang, per_lang[kind, lang])
+    assert all(len(case.text) <= EXTRA2_MAX_CHARS for case in extra2)
 
 
 def test_load_rejects_an_unknown_half() -> None:
