@@ -5,6 +5,7 @@ removes characters a person cannot see.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from app.grading.safety.patterns import (
     _ZERO_WIDTH,
 )
 
+#: A first-person subject right before a phrase: no imperative has one.
+_OPINION = re.compile(r"\b(?:i|we)(?:'d| would| could| might)(?: \w+)? \Z")
 MAX_FLAGS = 20  # a teacher reads them; past this the submission is clearly hostile anyway
 _PER_PATTERN = 5  # distinct hits kept per pattern, so one repeated trick cannot hide the others
 
@@ -109,6 +112,10 @@ def _phrases(
             original = text[start:end]
             disguised = _disguised(original)
             flag_code = code
+            if code == "PromptInjection" and _OPINION.search(
+                folded.text, max(0, m.start() - 40), m.start()
+            ):
+                continue  # "I'd give it full marks if I could": an opinion, not an order
             if code == "ScoreClaim" and steering.reported(folded.text, m.start()):
                 flag_code = "QuotedSteering"  # "frases como «este trabajo merece un 10»"
                 message = f"Text that {label}, reported or given as an example; check it."

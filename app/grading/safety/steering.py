@@ -100,7 +100,8 @@ _GRADER = _any(
     r"(?:correccion|evaluacion|calificacion|correccio|avaluacio|correcao|avaliacao|correzione"
     r"|valutazione|evaluation|correction|notation|sistema|systeme|programa|programme)"
     r" automati(?:ca|co|c|que|zada|zado|zzata|zzato)",
-    r"automatische (?:bewertung|korrektur)|ki-?(?:korrektur|bewertung|korrektor)",
+    r"automatische (?:bewertung|korrektur)|ki-?(?:korrektur|bewertung|korrektor)"
+    r"|(?:korrektur|bewertungs)-ki",
     r"correction automatique|notation automatique",
     r"bewertungs(?:system|modell|programm|ki)|korrektur(?:system|programm|ki)",
 )
@@ -109,7 +110,7 @@ _WEAK_GRADER = _any(
     r"assistant|asistente|assistent|assistente",
     r"system|sistema|systeme",
     r"bot|machine|maquina|maschine|macchina|algorithm|algoritmo|algorithmus",
-    r"reviewer|revisor|revisora",
+    r"reviewer|revisor|revisora|relecteur|relectrice|revisore|robot|robo|roboter",
 )
 # Whoever stands behind a note: "the instructor has approved", "nota del departamento".
 _STAFF = _any(
@@ -147,14 +148,22 @@ _MODAL = _any(
     r"should|must|shall|will|would|could|can|may|might|has to|have to|needs? to|is (?:to"
     r"|expected to|required to|instructed to|asked to|supposed to)|are (?:to|expected to"
     r"|required to|instructed to)",
-    r"debe|deberia|debera|tiene que|ha de|puede|podria|podra|deben|deberan|necesita",
+    r"debe|deberia|debera|tiene que|ha de|puede|podria|podra|deben|deberan|necesita|podia",
     r"ha de|hauria de|haura de|pot|podria|cal que|han de",
     r"doit|devra|devrait|doivent|peut|pourrait|pourra|est prie de|est tenu de",
     r"soll|sollte|muss|darf|wird|konnte|kann|wurde|sollen|mussen",
-    r"deve|devera|deveria|pode|poderia|tem de|tem que|precisa",
+    r"deve|devera|deveria|pode|poderia|podia|tem de|tem que|precisa",
     r"deve|dovra|dovrebbe|puo|potrebbe|devono|e tenuto a",
 )
 # --- about the grade --------------------------------------------------------------------------
+# A number that is no grade: "10 minutes", "20 pages", "100 euros".
+_NO_UNIT = (
+    r"(?! (?:minutes?|mins?|minutos|minuts|minuten|minuti|seconds?|hours?|horas|hores|heures"
+    r"|stunden|ore|days?|dias|dies|jours|tage|giorni|years?|anos|anys|ans|jahre|anni|pages?"
+    r"|paginas|pagines|seiten|pagine|words?|palabras|paraules|mots|worter|parole|palavras"
+    r"|euros?|dollars?|km|kg|cm|mm|m|g|%|people|personas|persones|personnes|leute|persone"
+    r"|pessoas))"
+)
 _SCORE = _word(
     r"\d{1,3}(?:[.,]\d{1,2})?\s?(?:/|out of|over|sobre|de|sur|su|von|em|di|auf)\s?\d{1,3}",
     r"100\s?(?:%|percent|per\s?cent|por\s?ciento|pour\s?cent|prozent|por\s?cento|per\s?cento)",
@@ -177,7 +186,15 @@ _SCORE = _word(
     r"\d{1,3}\b",
     r"(?:with|con|amb|avec|mit|com|per) (?:un |una |a |an |um |uma |eine[rm]? )?(?:10|ten"
     r"|diez|deu|dix|zehn|dez|dieci|20|vingt|vinte)\b",
-    r"(?:eine|einen|glatte|die) (?:1|eins)(?![\d]|[,.]\d)",
+    r"(?:eine|einen|glatte|die|ne|note) (?:1|eins)(?![\d]|[,.]\d)",
+    r"(?:at least|a minimum of|minimum|por lo menos|al menos|como minimo|com a minim|almenys"
+    r"|au moins|mindestens|pelo menos|no minimo|almeno|come minimo) (?:an? |un |una |um |uma"
+    r" |eine |ne )?\d{1,3}",
+    r"(?:give|award|deserves?|vale|val|vaut|merece|mereix|merite|verdient|merita|worth|da|dale"
+    r"|dame|dona|donne|gib|dai|dammi|ponme|posa'm|da-me|de-me|give me)(?:-?(?:me|lhe|li|nos|mi)"
+    r"|'m)? (?:\S+ ){0,2}?(?:an? |un |una |um |uma |ne |eine |einen )?\d{1,3}(?![\d.,/]\d)"
+    + _NO_UNIT,
+    r"(?:10|20|100) ?(?:pls|plz|please|porfa|xfa|bitte|stp|pfv|per favore|por favor|sisplau)",
     r"(?:hochst|voll|maximal|best)(?:punktzahl|punkte|note|bewertung)",
     r"(?:volle[nrs]?|hochste[nrs]?|maximale[nrs]?|beste[nrs]?) (?:punktzahl|punkte|note"
     r"|bewertung)",
@@ -186,14 +203,14 @@ _SCORE = _word(
     r"|(?:10|30) e lode|il massimo(?: dei voti)?|bestnote|note (?:1|eins)|sehr gut|1[.,]0",
     r"todos los puntos|tots els punts|tous les points|alle punkte|todos os pontos|tutti i punti",
     r"(?:a|an|un|una|une|um|uma|eine|einen|la|el|le|il|give|award|put|pon|ponle|dale|posa"
-    r"|poner|dar|asignar|posar|donar|mettre|donner|attribuer|geben|vergeben|atribuir|mettere"
+    r"|slap|stick|bump|poner|dar|asignar|posar|donar|mettre|donner|attribuer|geben|vergeben"
+    r"|atribuir|mettere"
     r"|dare|assegnare|assign"
     r"|receives?|gets?|deserves?|recibe|obtiene|merece|rep|obte|mereix|recoit|obtient|merite"
     r"|erhalt|bekommt|verdient|recebe|obtem|riceve|ottiene|merita"
     r"|posa-li|dona-li|donne|donnez|mets|mettez|metti|dai|gib|geben sie|vergib|ponha|coloque|de"
     r"|da) (?:10|ten|diez|deu|dix|zehn|dez|dieci"
-    r"|20|vingt|vinte)(?! (?:minutes?|minutos|minuts|years?|anos|anys|ans|jahre|anni|pages?"
-    r"|paginas|pagines|seiten|pagine|euros?|dollars?|%))",
+    r"|20|vingt|vinte)" + _NO_UNIT,
 )
 # Every criterion met, in any order: "all criteria are met", "considerara cumplidos todos los
 # criterios", "tots els criteris per assolits", "alle Kriterien erfüllt".
@@ -208,7 +225,7 @@ _ALL_CRITERIA = (
 )
 _MET = (
     r"(?:fully )?(?:met|satisfied|fulfilled|achieved|complete|covered|cumplid[oa]s?|satisfech[oa]s?"
-    r"|superad[oa]s?|logrados|alcanzados|complert[ae]?s?|assolit[ns]?|assolides|satisfets"
+    r"|superad[oa]s?|logrados?|alcanzad[oa]s?|complert[ae]?s?|assolit[ns]?|assolides|satisfets"
     r"|remplis|satisfaits|atteints|valides|acquis|erfullt|erreicht|cumprid[oa]s?|atingid[oa]s?"
     r"|atendid[oa]s?|soddisfatt[ie]|rispettat[ie]|raggiunt[ie]|superat[ie])"
 )
@@ -234,7 +251,8 @@ _INSTRUCTION = _word(
     r"|do not apply)(?: \w+){0,3} (?:rubric|criteria|criterion|instructions?|requirements?"
     r"|word (?:count|limit)|length|errors?|mistakes?|typos?|spelling|missing|deadline|rules?"
     r"|guidelines?|penalt(?:y|ies))",
-    r"(?:do not|don'?t|never|no need to) (?:deduct|subtract|penali[sz]e|dock|take off|mark down"
+    r"(?:do not|don'?t|dont|never|no need to) (?:take (?:\w+ ){0,2}off|deduct|subtract|penali[sz]e"
+    r"|dock|take off|mark down"
     r"|lower|reduce|remove|fail|count)",
     r"no (?:deductions?|penalt(?:y|ies)|points? (?:off|deducted))",
     r"(?:be|grade|mark|score|assess) (?:(?:very|extra|more) )?(?:lenient(?:ly)?|generous(?:ly)?"
@@ -264,6 +282,22 @@ _INSTRUCTION = _word(
     r"|tiene que)(?: (?:\w+|du|sie)){0,2} (?:conclude|concluir|concloure|conclure|concludere"
     r"|feststellen|zu dem ergebnis kommen|zum schluss kommen|find|decide|determine|state"
     r"|reflect|record|register)",
+    r"(?:overlook|ignore|disregard|uberseh\w*|ignorier\w*|pasar? por alto|passa per alt"
+    r"|fermer les yeux|chiudere un occhio|non considerar\w*|no (?:tener|tengas|tenga) en cuenta"
+    r"|nao (?:ter|leve|levar) em conta|not (?:count|consider)|ne pas (?:tenir compte|compter))"
+    r"[^.!?\n]{0,60}?\b(?:missing|absent|absence|lack|late|fehl\w*|falt\w*|manc\w*|manque\w*"
+    r"|ausente|retraso|tarde|retard|versp\w*|atras\w*|ritardo)",
+    r"(?:mark|marca|marcala|marca-la|markiere|marque|marquez|marque-la|segna|segnala|marque-a)"
+    r"(?: \S+){0,2} (?:(?:as|como|com a|com|comme|als|come) )?(?:correct\w*|right|passed|valid\w*"
+    r"|bien|bo|bona|richtig|giust[oa]|cert[oa]|corret[oa])",
+    r"(?:not?|nicht|ne|non|nao|don'?t)(?: \S+){0,2} (?:change|modify|alter|lower|cambiar\w*"
+    r"|modificar\w*|canviar\w*|changer|modifier|andern|verandern|mudar|alterar|cambiare"
+    r"|modificare)",
+    r"(?:keep|maintain|respect|mantener|mantenir|respetar|respectar|conserver|respecter"
+    r"|beibehalten|ubernehmen|manter|respeitar|mantenere|rispettare)(?: \S+){0,2} (?:grade|mark"
+    r"|score|nota|note|voto|punkte|pontuacao)",
+    r"go easy|be easy on|ten piedad|tingues pietat|sois sympa|soyez indulgent|sei gentile"
+    r"|sii buono|se bonzinho|sei nett",
     r"(?:evaluate|assess|grade|mark|rate|score) (?:it |this |them )?(?:favou?rably|positively"
     r"|generously|leniently|highly|up)|round (?:it |the (?:grade|score|mark) )?up",
     # Spanish
@@ -298,7 +332,7 @@ _INSTRUCTION = _word(
     r"(?:ignore|ignorez|oublie|oubliez|ne (?:tiens|tenez) pas compte d?e?s?)(?: \S+){0,3}"
     r" (?:bareme|grille|criteres?|consignes?|instructions|exigences?|limite|longueur|erreurs"
     r"|fautes|orthographe|penalites?|delai|regles)",
-    r"ne (?:m'|me |lui |nous |l')?(?:penalise|penalisez|retire|retirez|enleve|enlevez|deduis"
+    r"(?:ne |n')(?:m'|me |lui |nous |l')?(?:penalise|penalisez|retire|retirez|enleve|enlevez|deduis"
     r"|deduisez|baisse|baissez"
     r"|sanctionne|sanctionnez)(?: \S+){0,2} pas",
     r"sans (?:penalite|deduction|retrait de points)",
@@ -313,6 +347,7 @@ _INSTRUCTION = _word(
     r"|lange|fehler|rechtschreibung|abzuge|frist|regeln|bewertungsraster)",
     r"(?:keine|keinen) (?:punktabzuge?|abzuge?|punkte abziehen|abzug)",
     r"(?:zieh|ziehe|ziehen sie|ziehen) (?:mir )?keine punkte(?: \S+){0,4} ab",
+    r"keine punkte(?: \S+){0,4} abzieh\w*",
     r"(?:sei|seien sie) (?:bitte )?(?:sehr |besonders )?(?:nachsichtig|grosszugig|milde|kulant"
     r"|wohlwollend)",
     r"(?:werte|bewerte|betrachte|behandle|zahle|werten sie|bewerten sie|betrachten sie"
@@ -412,7 +447,8 @@ _GREETING = _any(
     r"|aviso|comment|reminder|ps|p\.s\.|pd|nb) )?(?:to|for|para|pa|p/|al|a la|per|per a|per al"
     r"|per a la|pour|au|a|a l'|an|an den|an die|fur|fur die|fur den|ao|para o|para a|per il"
     r"|per la|alla|x)",
-    r"dear|hey|hi|hello|yo|attention|attn|mr\.?|mrs\.?|ms\.?|sir",
+    r"dear|hey|hi|hello|yo|attention|attn|mr\.?|mrs\.?|ms\.?|sir|ei|ehi|oye|eh|oi|ola|salut"
+    r"|coucou|na",
     r"querid[oa]|estimad[oa]|hola|atencion|para|al|a la|nota (?:para|al|a la)|senor|senora"
     r"|senyor|senyora|benvolgu[td]a?|estimat|per al|per a la|nota per al",
     r"cher|chere|bonjour|a l'attention d[eu]|pour|au|a la|monsieur|madame|note (?:pour|au|a)",
@@ -423,13 +459,16 @@ _GREETING = _any(
 _ARTICLE = r"(?:(?:the|el|la|l'|le|les|der|die|den|dem|das|des|o|a|il|lo|os|as)\s*)?"
 _ADDRESSED_GRADER = re.compile(  # "Dear grader,", "To the AI:", "Grader -", "| Note to marker |"
     rf"[@#]\s?(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])"
+    r"|\b(?:dear|hey|hi|hello|yo|ei|ehi|oye|oi|ola|salut|coucou|hallo|ciao)\s+"
+    rf"{_ARTICLE}(?:{_GRADER})(?![\w·])"
     rf"|,\s*(?:dear |my |mr\.? |ms\.? |querid[oa] |cher |chere |liebe[rs]? |caro |cara )?"
     rf"(?:the |el |la |le |l'|der |die |o |a |il )?(?:{_GRADER})(?![\w·])\s*[?!.]"
     rf"|{_OPEN}(?:(?:a|an|una|un|une|ein|eine|uma|um|my|mi|ma|mon|meine) )?"
     rf"(?:{_GREETING}[\s:,]+{_ARTICLE}(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])"
     r"(?:[\t ]+[\w'-]+){0,3}?|"
     rf"{_ARTICLE}(?:{_GRADER}|{_WEAK_GRADER}))"
-    r"(?:\s*\([^()\n]{0,60}\))?\s*(?:[,|!]|:(?![\t ]*[\w.-]+[\t ]*$)|-(?!\w)|$"
+    r"(?:\s*\([^()\n]{0,60}\))?\s*(?:[,|!]|:(?![\t ]*[\w.-]+[\t ]*$)(?![\t ]*\n[\t ]+[\w\"'-])"
+    r"|-(?!\w)|$"
     r"|(?<=[\w·])(?=[\t ]+[^\w\s]))",  # not a setting ("evaluator: judge_panel")
     re.MULTILINE,
 )
@@ -469,7 +508,8 @@ _ROLE_LINE = re.compile(
     re.MULTILINE,
 )
 _IF_YOU_ARE = re.compile(
-    r"\b(?:if (?:you are|you're|this is (?:read|processed|graded) by)|in case you are|si eres"
+    r"\b(?:if (?:you are|you're|youre|ur|u r|u are|this is (?:read|processed|graded) by)"
+    r"|in case you are|si eres"
     r"|si usted es|si ets|si vous etes|si tu es|wenn du|falls du|wenn sie|se voce e|se (?:tu )?sei"
     r"|se lei e)\s+(?:\w+(?:'|\s+)){0,3}?" + rf"(?:{_GRADER}|{_WEAK_GRADER})(?!\w)"
     r"|\b(?:if|in case|when|si|en caso de que|en cas que|au cas ou|quand|wenn|falls|caso|se"
@@ -524,15 +564,17 @@ _AUTOMATIC = _word(
 _WHOEVER = re.compile(
     r"\b(?:whoever|whatever|anyone|anybody|the (?:person|one|people)(?: or (?:ai|thing|machine))?"
     r"|quien|quienquiera|el que|la persona que|qui|qui que|celui qui|celle qui|quiconque|wer"
-    r"|derjenige,? der|diejenige,? die|quem|a pessoa que|chi|chiunque|colui che)(?: \w+){0,2}?"
+    r"|derjenige,? der|diejenige,? die|quem|a pessoa que|chi|chiunque|colui che)(?: \w+){0,4}?"
     r" (?:grades?|grading|marks?|marking|corrects?|correcting|evaluates?|evaluating|assess(?:es"
     r"|ing)?|checks?|checking|corrige|corrija|corregira|evalua|evalue|califica|corregeix"
     r"|corregeixi|avalua|avaluara|corrigera|note|notera|korrigiert|bewertet|benotet|corrigir"
+    r"|corrigiendo|corrijiendo|corrigint|corrigeant|correggendo|corrigindo|reading|reads"
     r"|corrija|avalia|avaliar|corregge|correggera|valuta|valutera)\b".replace(" ", r"\s+")
 )
 # "If an AI is grading this", "Falls eine KI das bewertet", "se a correção for automática".
 _CONDITIONAL = re.compile(
-    r"\b(?:if|in case|should|unless|whether|when|whenever|once|si|en caso de que|cuando|en cas"
+    r"\b(?:if|in case|should|unless|whether|when|whenever|once|por si|per si|si|en caso de que"
+    r"|cuando|en cas"
     r" que|quan|au cas ou|lorsque|quand|falls|wenn|sofern|sobald|caso|se|quando|nel caso"
     r" (?:in cui|che)|qualora|sollte|sollten)\s[^.!?\n]{0,60}?"
     rf"(?<![\w·])(?:{_GRADER}|(?:grading|marking|assessment|evaluation|correction|correccion"
@@ -547,6 +589,14 @@ _CONDITIONAL = re.compile(
     + _AUTOMATIC.pattern
     + r"\s+(?:\S+\s+){0,2}?(?:grad|mark|assess|evaluat|correct|corrig|calific|avalu|qualific"
     r"|evalu|not[eé]|bewert|korrigier|benot|avali|valut|corregg)\w*)"
+)
+_MACHINE = (
+    r"(?:bot|robot|robo|roboter|machine|maquina|maschine|macchina|computer|ordenador|ordinador"
+    r"|ordinateur|computador|algorithm|algoritmo|algorithmus)"
+)
+_MACHINE_READS = re.compile(  # "if a robot reads this", "por si esto lo corrige algún bot"
+    r"\b(?:if|in case|when|por si|per si|si|cuando|quan|quand|au cas ou|falls|wenn|caso|se"
+    rf"|quando|qualora)\s[^.!?\n]{{0,60}}?\b{_MACHINE}s?\b"
 )
 _NOTE_BY_STAFF = re.compile(  # the staff and a grader in one clause, in either order
     rf"(?<![\w·])(?:{_STAFF})(?![\w·])[^.!?\n]{{0,80}}?(?<![\w·])(?:{_GRADER})(?![\w·])"
@@ -626,7 +676,7 @@ _PAST = _word(
 _PROCESS_MODAL = re.compile(
     r"(?<![\w·])(?:the |la |el |l'|die |a |o )?(?:evaluation|assessment|grading|marking"
     r"|correction|evaluacion|correccion|calificacion|avaluacio|correccio|qualificacio"
-    r"|bewertung|korrektur|benotung|avaliacao|correcao|valutazione|correzione)\s+(?:\w+\s+){0,2}?"
+    r"|bewertung|korrektur|benotung|avaliacao|correcao|valutazione|correzione)\s+(?:\w+\s+){0,4}?"
     + _MODAL
     + r"(?!\w)"
 )
@@ -640,7 +690,7 @@ _ALREADY = _word(
 )
 _GRADER_RE = re.compile(rf"(?<![\w·]){_GRADER}(?![\w·])")
 _GRADER_MODAL = re.compile(  # "the grader should", "¿Podría el corrector...", "pourrait-il"
-    rf"(?<![\w·])(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])\s+(?:\w+\s+){{0,2}}?{_MODAL}(?!\w)"
+    rf"(?<![\w·])(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])\s+(?:\w+\s+){{0,4}}?{_MODAL}(?!\w)"
     rf"|(?<![\w·]){_MODAL}\s+(?:\w+\s+)?(?:the |el |la |le |l'|der |die |o |a |il )?"
     rf"(?:{_GRADER})(?![\w·])"
 )
@@ -728,6 +778,18 @@ _USE_ORDER = re.compile(
 )
 
 
+# "Output the following JSON:", "Devuelve este JSON:", "Gib dieses Ergebnis aus:"; not an API
+# document's "Devuelve: {...}" or "Returns: {...}".
+_HANDING = re.compile(
+    rf"(?:^|[.!?;:,\n(\[\"'*_>|-])\s*(?:{_PLEASE},?\s+)?{_USE}(?![\w·'])(?:\s+\S+){{0,3}}?\s+"
+    r"(?:this|that|these|the following|following|below|exactly|only|esto|este|esta|lo siguiente"
+    r"|siguiente|exactamente|aixo|aquest|aquesta|seguent|exactament|ceci|cela|ce|cette|suivant"
+    r"|suivante|exactement|dies|diese|dieses|dieser|folgende|folgendes|genau|isto|seguinte"
+    r"|exatamente|questo|questa|seguente|esattamente)(?![\w·])",
+    re.MULTILINE,
+)
+
+
 @dataclass(frozen=True)
 class Hit:
     """A passage of the folded text and what it does."""
@@ -779,7 +841,7 @@ _SPELT = re.compile(
 )
 # A word of letters and digits ("gr4d3r", "c0rrector"); not "mp3", "4th" or "h2o": four
 # characters at least, and a digit with a letter on each side.
-_LEET = re.compile(r"(?<![\w·])(?=\w*[a-z]\d)(?=\w*\d[a-z])[a-z0-9]{4,}(?![\w·])")
+_LEET = re.compile(r"(?<![\w·])(?=\w*(?:[a-z]\d|\d[a-z]))(?=\w*[a-z]\w*[a-z])[a-z0-9]{4,}(?![\w·])")
 _DIGIT_LETTERS = str.maketrans("03457@$", "oeastas")
 
 
@@ -848,6 +910,8 @@ def _notes(text: str) -> Iterator[Hit]:
             continue  # a grade word in a passage already judged: linear on any text
         passage = _passage(text, anchor.start(), anchor.end())
         judged_until = passage[1]
+        if _in_a_scene(text[max(0, passage[0] - _WINDOW) : passage[1] + _WINDOW]):
+            continue
         if label := _judge(text[passage[0] : passage[1]]):
             yield Hit(*passage, label)
 
@@ -857,24 +921,31 @@ _REPORTING = _word(
     r"said|says|asked|asks|replied|answered|shouted|whispered|wrote|writes|typed|like|such as"
     r"|begged|pleaded|exclaimed|added|muttered|laughed|joked|insisted|cried|told|tells|yelled"
     r"|sighed|complained|demanded|suggested|read|reads|printed|displayed|showed|quoted"
+    r"|imagine|picture|suppose|pretend|say|says"
     r"|e\.g\.|for example|for instance|called|sentences?|phrases?|lines?|messages?|words",
     r"dijo|dice|pregunto|pregunta|respondio|contesto|grito|susurro|escribio|escriba|escribe"
     r"|pidio|suplico|rogo|exclamo|anadio|murmuro|insistio|bromeo|rio|suspiro|protesto|leyo"
+    r"|diga|digan|imagina|imaginad|imaginemos|supongamos|pone|ponga que"
     r"|como|tipo|frases?|por ejemplo|p\. ej\.|mensajes?",
     r"va dir|diu|va preguntar|pregunta|va respondre|va contestar|va escriure|escrigui|com"
-    r"|va demanar|va suplicar|va exclamar|va afegir|va murmurar|va insistir|va riure"
+    r"|va demanar|va suplicar|va exclamar|va afegir|va murmurar|va insistir|va riure|escriu"
+    r"|digui|diguin|imagina|imagineu|suposem"
     r"|per exemple|frases?|missatges?",
     r"dit|demanda|demande|repondit|repond|cria|ecrivit|ecrit|ecrive|comme|tel(?:le)?s? que"
-    r"|supplia|s'exclama|ajouta|murmura|insista|plaisanta|repliqua|soupira|lut"
+    r"|supplia|s'exclama|ajouta|murmura|insista|plaisanta|repliqua|soupira|lut|dise|imagine"
+    r"|imaginez|imaginons|supposons"
     r"|par exemple|phrases?|messages?",
     r"sagte|sagt|fragte|fragt|antwortete|rief|schrieb|schreibt|wie|etwa|zum beispiel|z\.b\."
-    r"|bat|flehte|fugte|murmelte|bestand|scherzte|meinte|seufzte|las"
+    r"|bat|flehte|fugte|murmelte|bestand|scherzte|meinte|seufzte|las|stell dir vor"
+    r"|stellen sie sich vor|angenommen"
     r"|satze|satz|nachrichten?",
     r"disse|diz|perguntou|respondeu|gritou|escreveu|escreva|como|tipo|por exemplo|frases?"
-    r"|pediu|implorou|exclamou|acrescentou|murmurou|insistiu|brincou|suspirou|leu"
+    r"|pediu|implorou|exclamou|acrescentou|murmurou|insistiu|brincou|suspirou|leu|escreve"
+    r"|diga|imagina|imagine|suponha"
     r"|mensagens?",
     r"disse|dice|chiese|chiede|rispose|grido|scrisse|scriva|scrive|come|tipo|ad esempio"
-    r"|supplico|esclamo|aggiunse|mormoro|insistette|scherzo|sospiro|lesse"
+    r"|supplico|esclamo|aggiunse|mormoro|insistette|scherzo|sospiro|lesse|dica|immagina"
+    r"|immaginate|supponiamo"
     r"|per esempio|frasi|frase|messaggi",
 )
 
@@ -910,6 +981,36 @@ def _passage(text: str, start: int, end: int) -> tuple[int, int]:
     return begin, finish
 
 
+# A speaker's line in a script: "SAM: Did you read it?", "LÉA : « ... »", "Lucía: ¿Y cómo...".
+_SPEAKER = re.compile(r"^[\t ]*([a-z][\w'-]{1,20}(?: [a-z][\w'-]{1,20})?)[\t ]?:", re.MULTILINE)
+# Labels that open a line but name no person: the roles a chat transcript has, and headings.
+_NOT_A_NAME = re.compile(
+    rf"(?:{_ROLE}|{_GRADER}|{_WEAK_GRADER}|{_STAFF}|{_KEY}|{_RESPONSE}|note|notes|nota|notes"
+    r"|question|pregunta|frage|domanda|questao|task|tarea|tasca|aufgabe|tache|compito|step|paso"
+    r"|pas|schritt|etape|passo|example|ejemplo|exemple|beispiel|esempio|exemplo|source|fuente"
+    r"|font|quelle|fonte|date|fecha|data|datum|title|titulo|titol|titre|titel|titolo|subject"
+    r"|asunto|objet|betreff|assunto|oggetto|ps|pd|nb|conclusion|conclusio|conclusao|fazit"
+    r"|conclusione|introduction|introduccion|scene|escena|szene|cena|scena|input|entrada"
+    r"|sortida|sortie|eingabe|ingresso|saida|uscita|comment|comentario|kommentar|commento"
+    r"|student|alumno|alumna|estudiante|alumne|estudiant|eleve|etudiant|etudiante|schuler"
+    r"|schulerin|aluno|aluna|studente|studentessa|pupil|author|autor|autora|auteur|autore"
+    r"|name|nombre|nom|nome|course|curso|curs|cours|kurs|corso)",
+)
+
+
+_ROLE_SPEAKER = re.compile(rf"(?:{_ROLE}|{_GRADER}|{_WEAK_GRADER}|tutor-?bot|robot|robo|roboter)")
+
+
+def _in_a_scene(window: str) -> bool:
+    """Whether the passage is a script where a person speaks in turn with others ("AI: Your
+    essay deserves full marks, Sam." / "SAM: Did you read it?"): a play, not a transcript of
+    roles that orders the grader."""
+    lines = [m.group(1) for m in _SPEAKER.finditer(window)]
+    people = {s for s in lines if not _NOT_A_NAME.fullmatch(s) and "_" not in s}
+    roles = {s for s in lines if _ROLE_SPEAKER.fullmatch(s)}
+    return bool(people) and bool(roles)
+
+
 def _judge(window: str) -> str | None:
     """What the passage does to the grader, or None when it speaks to nobody about a grade."""
     if (
@@ -920,7 +1021,12 @@ def _judge(window: str) -> str | None:
         return "address the AI grader about the grade"
     if _ROLE_LINE.search(window):
         return "speak to the AI grader as another role (system, teacher...)"
-    if _WHOEVER.search(window) or _CONDITIONAL.search(window) or _GRADING_NOTE.search(window):
+    if (
+        _WHOEVER.search(window)
+        or _CONDITIONAL.search(window)
+        or _GRADING_NOTE.search(window)
+        or _MACHINE_READS.search(window)
+    ):
         return "address the AI grader about the grade"
     if (
         _NOTE_BY_STAFF.search(window)
@@ -962,7 +1068,9 @@ def _claims(text: str) -> Iterator[Hit]:
 
 def _top(score: str) -> bool:
     """Whether ``score`` is the top of its scale: "10/10", "20 sur 20", "full marks", "un 10",
-    '"score": 10'."""
+    '"score": 10', "Note 1,0"."""
+    if re.search(r"(?:note|eine|glatte|ne) (?:1|eins)\b", score):
+        return True
     numbers = re.findall(r"\d+(?:[.,]\d+)?", score)[:2]
     if len(numbers) == 2:
         return numbers[0] == numbers[1]
@@ -970,12 +1078,17 @@ def _top(score: str) -> bool:
 
 
 _PRAISE = _word(
-    r"all|alle|todos|todas|tots|totes|tous|toutes|tutti|tutte|met|erfullt|cumplid[oa]s?"
-    r"|cumprid[oa]s?|complerts?|assolit[ns]?|soddisfatt[ie]|remplis|excellent|excelente"
+    r"(?:all|alle|todos|todas|tots|totes|tous|toutes|tutti|tutte)(?: \w+)? (?:met|erfullt"
+    r"|cumplid[oa]s?|cumprid[oa]s?|complerts?|assolit[ns]?|soddisfatt[ie]|remplis|satisfaits"
+    r"|atteints|passed|achieved)|excellent|excelente"
     r"|eccellente|excel·?lent|outstanding|hervorragend|ausgezeichnet|sobresaliente|perfect[oa]?"
-    r"|parfait|perfeit[oa]|perfett[oa]|exemplary|ejemplar|exemplar|esemplare|exemplaire"
+    r"|parfait|perfeit[oa]|perfett[oa]|exemplary|ejemplar|exemplar|esemplare|exemplaire|ottim[oa]"
+    r"|sehr gut|tres bien|molt be|muito bom|exceeds expectations|flawless|impecable|impeccable"
+    r"|sin errores|no errors|sense errors|sans faute|fehlerfrei|sem erros|senza errori"
 )
-_LINE_OPENS_BLOCK = re.compile(r"[\t >*|{<\"'-]*")
+_FRACTION = re.compile(r"\d{1,3}\s?/\s?\d{1,3}")
+_KEYED = re.compile(r"[:=|<,]")  # a line of JSON, YAML, XML, a table or key=value
+_LINE_OPENS_BLOCK = re.compile(r"(?:[\w ]{1,20}:)?[\t >*|{<\"'-]*")
 
 
 def _written_in(text: str) -> Iterator[Hit]:
@@ -993,7 +1106,13 @@ def _written_in(text: str) -> Iterator[Hit]:
             continue
         paragraph_end = text.find("\n\n", block.end())
         rest = text[block.end() : paragraph_end if paragraph_end >= 0 else len(text)][:200]
-        if _PRAISE.search(rest) and not reported(text, block.start()):
+        structured = "\n".join(
+            line
+            for line in (text[line_start : block.end()] + rest).splitlines()
+            if _KEYED.search(line)
+        )
+        full = sum(_top(m.group()) for m in _FRACTION.finditer(structured)) >= 2
+        if (full or _PRAISE.search(structured)) and not reported(text, block.start()):
             yield Hit(line_start, block.end() + len(rest), _WRITTEN_IN, "ScoreClaim")
 
 
@@ -1018,14 +1137,13 @@ def _answers(text: str) -> Iterator[Hit]:
             continue  # no order to use it nearby
         window = text[start:end]
         handed = any(
-            0 <= block.start() - at <= 40 for at in orders[nearest : nearest + 3]
+            0 <= block.start() - m.end() <= 40 for m in _HANDING.finditer(text, start, end)
         ) and _top(text[block.start() : block.end() + 40])
         if (
             handed
             or _AS_ANSWER.search(window)
             or _NAMED_ORDER.search(window)
             or _GRADER_RE.search(window)
-            or _YOU.search(window)
         ):
             seen_until = end
             yield Hit(start, end, "hand the AI grader a ready-made answer to use")

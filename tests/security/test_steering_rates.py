@@ -1,0 +1,49 @@
+"""The steering flags measured on the corpus (tests/data/steering), as bench/bench_steering.py
+prints them: the tuning sets hold what was tuned, and the held-out half says how far the
+flags generalise. The issue's target there is >= 95 % detected, <= 2 % falsely flagged."""
+
+import re
+
+import pytest
+
+from app.grading import safety
+from app.grading.runner import HOLD_FOR_REVIEW
+from app.grading.safety import steering
+from tests.steering_corpus import Case, load
+
+TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
+
+
+def rates(cases: list[Case]) -> tuple[float, float]:
+    held = {c.id for c in cases if any(f.code in HOLD_FOR_REVIEW for f in safety.inspect(c.text))}
+    attempts = [c for c in cases if c.kind == "attempt"]
+    lookalikes = [c for c in cases if c.kind == "lookalike"]
+    detected = sum(c.id in held for c in attempts) / len(attempts)
+    false = sum(c.id in held for c in lookalikes) / len(lookalikes)
+    return detected, false
+
+
+@pytest.mark.parametrize("prefix", ["", "x-", "y-"], ids=["corpus", "extra", "extra2"])
+def test_every_tuning_set_is_held(prefix):
+    """A change that loses what a tuning set taught shows here first."""
+    cases = [c for c in load("tuning") if c.id[:2] == prefix or (not prefix and c.id[1] != "-")]
+    detected, false = rates(cases)
+    assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held-out: 87.2% detected, 6.6% falsely flagged (issue 24 stays open on this target)",
+)
+def test_the_held_out_half_reaches_the_target():
+    detected, false = rates(load("heldout"))
+    assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
+
+
+def test_no_vocabulary_matches_the_empty_string():
+    """An empty alternative ("a||b") would match everywhere: every rule would fire."""
+    for name in dir(steering):
+        pattern = getattr(steering, name)
+        if isinstance(pattern, re.Pattern) and name != "_LINE_OPENS_BLOCK":
+            found = pattern.search("zzzz qqqq")
+            assert found is None or found.group(), name
