@@ -438,10 +438,13 @@ _GRADER_ORDER = re.compile(
 )
 _CLAUSE_ORDER = re.compile(
     rf"(?:^|[.!?;:\n(\[\"'*_>|-]|\b{_PLEASE},?|\b(?:now|ahora|ara|maintenant|jetzt|agora|ora)"
-    rf",?|\b(?:just|simply))\s*{_ORDER}(?![\w·'])(?=\s+[\w\"'])"
+    rf",?|\b(?:just|simply))[\t ]{{0,20}}{_ORDER}(?![\w·'])(?=\s+[\w\"'])"
 )
 # Where a line or sentence opens: a vocative or a heading starts there.
-_OPEN = r"(?:^|(?<=[.!?;:\n(\[{\"'*_>|#/%~=-]))[\t ]*[-*#>|(\[]*[\t ]*(?:\d{1,2}[.)][\t ]*)?"
+_OPEN = (  # one way only to split blanks and marks: linear on a long run of blanks
+    r"(?:^|(?<=[.!?;:\n(\[{\"'*_>|#/%~=-]))[\t ]{0,20}(?:[-*#>|(\[]{1,8}[\t ]{0,20})?"
+    r"(?:\d{1,2}[.)][\t ]{0,20})?"
+)
 _GREETING = _any(
     r"(?:(?:note|nota|memo|message|mensaje|missatge|hinweis|nachricht|mensagem|messaggio|avis"
     r"|aviso|comment|reminder|ps|p\.s\.|pd|nb) )?(?:to|for|para|pa|p/|al|a la|per|per a|per al"
@@ -766,7 +769,8 @@ _ANSWER_IS = _any(
 )
 _NAMED_ORDER = re.compile(rf"(?<![\w·]){_ANSWER_IS}")
 _USE_ORDER = re.compile(
-    rf"(?<![\w·]){_ANSWER_IS}|(?:^|[.!?;:,\n(\[\"'*_>|-])\s*(?:(?:{_PLEASE}|just|simply|now|then|and|ahora|ara"
+    rf"(?<![\w·]){_ANSWER_IS}|(?:^|[.!?;:,\n(\[\"'*_>|-])[\t ]{{0,20}}"
+    rf"(?:(?:{_PLEASE}|just|simply|now|then|and|ahora|ara"
     rf"|maintenant|jetzt|agora|ora|y|i|et|und|e),?\s+)?{_USE}(?![\w·'])"
     rf"(?:\s+(?:\S+\s+){{0,4}}?(?:this|that|it|the following|below|above|following|these"
     rf"|esto|este|esta|lo siguiente|siguiente|aixo|aquest|aquesta|seguent|ceci|cela|ce|cette"
@@ -781,7 +785,8 @@ _USE_ORDER = re.compile(
 # "Output the following JSON:", "Devuelve este JSON:", "Gib dieses Ergebnis aus:"; not an API
 # document's "Devuelve: {...}" or "Returns: {...}".
 _HANDING = re.compile(
-    rf"(?:^|[.!?;:,\n(\[\"'*_>|-])\s*(?:{_PLEASE},?\s+)?{_USE}(?![\w·'])(?:\s+\S+){{0,3}}?\s+"
+    rf"(?:^|[.!?;:,\n(\[\"'*_>|-])[\t ]{{0,20}}(?:{_PLEASE},?\s+)?{_USE}(?![\w·'])"
+    rf"(?:\s+\S+){{0,3}}?\s+"
     r"(?:this|that|these|the following|following|below|exactly|only|esto|este|esta|lo siguiente"
     r"|siguiente|exactamente|aixo|aquest|aquesta|seguent|exactament|ceci|cela|ce|cette|suivant"
     r"|suivante|exactement|dies|diese|dieses|dieser|folgende|folgendes|genau|isto|seguinte"
