@@ -65,7 +65,7 @@ from app.grading.pipeline_prompts import (
     _task_text,
     estimate_tokens,
 )
-from app.grading.replies import hold_cut_short, show
+from app.grading.replies import grade_with_feedback, hold_cut_short, show
 from app.grading.retrieval import chunk, rank
 from app.grading.rubric import Rubric
 from app.grading.scores import read_score
@@ -360,5 +360,5 @@ class Pipeline(GradingPlugin):
             provenance["score_evidence"] = reading.text
         result.error = reading.mismatch(max_score)
         if result.error is None:
-            result.outcome, result.score, result.scale = Outcome.GRADED, reading.score, max_score
+            grade_with_feedback(result, reading.score, max_score)
         return result

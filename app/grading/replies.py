@@ -184,6 +184,20 @@ CUT_SHORT = N_(
 )
 
 
+#: Why a score with no word of feedback waits for a teacher: a student would read a bare number.
+NO_FEEDBACK = N_("The grader gave a score but no feedback; a teacher must review it.")
+
+
+def grade_with_feedback(result: GradingResult, score: float, scale: float) -> None:
+    """Grade ``result`` with ``score``, unless the reply gave no feedback to show with it:
+    then the score waits for a teacher (a real model's JSON reply can leave it out)."""
+    result.score, result.scale = score, scale
+    if result.feedback.strip():
+        result.outcome = Outcome.GRADED
+    else:
+        result.error = NO_FEEDBACK
+
+
 def hold_cut_short(result: GradingResult, tokens: int) -> None:
     """Send ``result``, read from a reply that stopped at its cap of ``tokens``, to a teacher
     without a score: the score that ends the reply may be missing, and what was read may be an

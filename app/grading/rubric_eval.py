@@ -28,7 +28,7 @@ from app.grading.base import (
 )
 from app.grading.pipeline_prompts import rubric_listing
 from app.grading.prompts import DATA_RULES, clip, examples_block, fence
-from app.grading.replies import contradiction, hold_cut_short, show
+from app.grading.replies import contradiction, grade_with_feedback, hold_cut_short, show
 from app.grading.rubric import Rubric
 from app.grading.scores import ScoreReading, read_score
 from app.llm.jsonreply import preview
@@ -156,5 +156,5 @@ def _result(reply: str, job: GradingInput, provenance: dict[str, Any]) -> Gradin
     if result.error is None and breakdown is not None:
         result.error = contradiction(breakdown, reading.score, scale, job.rubric)
     if not result.error:
-        result.outcome, result.score, result.scale = Outcome.GRADED, reading.score, scale
+        grade_with_feedback(result, reading.score, scale)
     return result

@@ -25,6 +25,7 @@ from app.grading.pipeline import (
 )
 from app.grading.pipeline_prompts import PLACEHOLDERS
 from app.grading.registry import InvalidParams, PluginError
+from app.grading.replies import NO_FEEDBACK
 from app.grading.rubric import parse_rubric
 
 PLUGIN = Pipeline()
@@ -478,7 +479,9 @@ def test_a_json_reply_without_feedback_is_never_shown_raw(fake_llm, session):
     reply = json.dumps({"score": 8, "max_score": 10})
     _script(fake_llm, reply)
     result = _grade(_job(summary=False, analysis=False), session)
-    assert result.outcome is Outcome.GRADED and result.feedback == ""
+    # Nor is a bare number released to the student: it waits, with its score, for a teacher.
+    assert (result.outcome, result.score, result.feedback) == (Outcome.NEEDS_REVIEW, 8, "")
+    assert result.error == NO_FEEDBACK
 
 
 def test_a_score_that_reads_as_a_fraction_needs_review(fake_llm, session):

@@ -10,6 +10,7 @@ import pytest
 
 from app.grading.base import GradingInput, GradingResult, Outcome
 from app.grading.registry import validate_params
+from app.grading.replies import NO_FEEDBACK
 from app.grading.rubric import Rubric, parse_rubric
 from app.grading.rubric_eval import RubricEval
 
@@ -246,7 +247,9 @@ def test_text_that_is_no_text_sends_to_review_and_shows_nothing(fake_llm, sessio
 def test_a_json_score_without_feedback_is_never_shown_raw(fake_llm, session) -> None:
     fake_llm.reply('{"score": 7, "max_score": 10}')
     result = grade(session)
-    assert (result.outcome, result.score, result.feedback) == (Outcome.GRADED, 7, "")
+    # Nor is a bare number released to the student: it waits, with its score, for a teacher.
+    assert (result.outcome, result.score, result.feedback) == (Outcome.NEEDS_REVIEW, 7, "")
+    assert result.error == NO_FEEDBACK
 
 
 def test_a_fraction_for_a_score_out_of_ten_goes_to_review(fake_llm, session) -> None:
