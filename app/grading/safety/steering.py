@@ -379,17 +379,7 @@ _INSTRUCTION = _word(
     r"(?:valuta|valuti|correggi|correggere)(?: \S+)? (?:favorevolmente|positivamente"
     r"|generosamente|con indulgenza)",
 )
-# The words of grading, and what a grade is for ("this essay", "mi trabajo", "cette copie").
-_GRADING = _word(
-    r"grad(?:e|es|ed|ing)|scor(?:e|es|ed|ing)|marks?|marking|points?|rubric|criteri(?:a|on)"
-    r"|assessment|evaluation|credit",
-    r"nota|notas|calificacion|calificar|puntuacion|puntos|rubrica|criterios|evaluacion|evaluar",
-    r"qualificacio|puntuacio|punts|criteris|avaluacio|avaluar",
-    r"note|notes|noter|notation|points|bareme|grille|criteres|evaluation",
-    r"note|noten|bewertung|bewerten|benotung|punkte|punktzahl|kriterien",
-    r"pontuacao|pontos|criterios|avaliacao|avaliar|classificacao",
-    r"voto|voti|punteggio|punti|griglia|criteri|valutazione|valutare",
-)
+# What a grade is for: "this essay", "mi trabajo", "cette copie", "me".
 _THIS_WORK = _word(
     r"(?:this|my|the|our|that) (?:\w+ )?(?:essay|submission|work|paper|assignment|answer|report"
     r"|project|text|code|document|response|entry|homework|exam|piece|solution|program|lab)",
@@ -822,7 +812,8 @@ def find(folded: str) -> Iterator[Hit]:
 
 def _hits(folded: str) -> Iterator[Hit]:
     yield from _rules(folded)
-    views = {_Undisguised.of(folded, one) for one in "il"} - {None}  # "1" as "i" or "l"
+    runs = _disguised_runs(folded)  # found once, read with "1" as "i" and as "l"
+    views = {_Undisguised.of(folded, runs, one) for one in "il"} - {None} if runs else set()
     for plain in views:
         for start, end in plain.regions():
             for hit in _rules(plain.text[start:end]):
@@ -859,13 +850,17 @@ class _Undisguised:
     _at: tuple[tuple[int, int], ...]  # (offset here, offset in the folded text) per change
 
     @classmethod
-    def of(cls, folded: str, one: str = "i") -> _Undisguised | None:
-        """None when nothing is disguised, which is nearly always: no second pass then.
-        ``one`` is the letter a "1" stands for ("vo11e", "s1stem")."""
+    def of(cls, folded: str, runs: list[re.Match[str]], one: str) -> _Undisguised | None:
+        """The view of ``folded`` with its disguised ``runs`` read back, ``one`` the letter a
+        "1" stands for ("vo11e", "s1stem"); None when no run changes."""
         digits = _DIGIT_LETTERS | {ord("1"): one}
         changes = sorted(
-            [(m.start(), m.end(), _joined(m.group(), digits)) for m in _SPELT.finditer(folded)]
-            + [(m.start(), m.end(), m.group().translate(digits)) for m in _LEET.finditer(folded)]
+            (
+                m.start(),
+                m.end(),
+                _joined(m.group(), digits) if m.re is _SPELT else m.group().translate(digits),
+            )
+            for m in runs
         )
         pieces, at, position, shift = [], [(0, 0)], 0, 0
         for start, end, plain in changes:
@@ -898,6 +893,11 @@ class _Undisguised:
         """The folded text's offset for ``offset`` here (a changed word maps to its end)."""
         here, there = self._at[bisect_right(self._at, (offset, len(self.text))) - 1]
         return max(0, there + offset - here)
+
+
+def _disguised_runs(folded: str) -> list[re.Match[str]]:
+    """Spelt-out letters and words of letters and digits: nearly always none."""
+    return [*_SPELT.finditer(folded), *_LEET.finditer(folded)]
 
 
 def _joined(spelt: str, digits: dict[int, str]) -> str:
