@@ -91,10 +91,10 @@ def _wire_evaluation_core() -> None:
     from app.api.callbacks import CallbackSender
     from app.api.evaluations import ApiSide
     from app.evaluation import owners
+    from app.lms.submissions import LmsSide
     from app.lti.lineitem_sync import ColumnSender
     from app.lti.passback import ScoreSender
     from app.models import Callback, LineItemUpdate, ScorePush
-    from app.submissions import LmsSide
 
     owners.register_owner("submission", LmsSide())
     owners.register_owner("evaluation", ApiSide())

@@ -415,9 +415,9 @@ def activity_configure(
     min_confidence: str | None,
 ) -> None:
     """Validate and store an activity's grading settings."""
-    from app.activities import configure
     from app.grading.registry import PluginError
     from app.grading.rubric import RubricError, load_rubric
+    from app.lms.activities import configure
     from app.offline import read_document
 
     activity = db.session.get(Activity, activity_id)

@@ -14,7 +14,7 @@ their consensus (the mean):
 - human–human on the same submissions (every pair of graders; and each grader against the
   others' mean), the ceiling.
 
-Statistics come from :func:`app.agreement.agreement` (QWK, exact, within one point, mean
+Statistics come from :func:`app.lms.agreement.agreement` (QWK, exact, within one point, mean
 absolute difference). With ``EVALUAITOR_LLM_BASE_URL`` set, the model grades a sample with 0,
 2, 4, 6 examples through the app's own runner as well; without it that part is skipped and
 says so.
@@ -40,13 +40,13 @@ from statistics import mean, pstdev
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.agreement import Agreement, Pair, agreement  # noqa: E402
 from app.extract.kinds import Kind  # noqa: E402
 from app.grading import runner  # noqa: E402
 from app.grading.consensus import half_up  # noqa: E402
 from app.grading.examples import Candidate, most_similar  # noqa: E402
 from app.llm import LLMError, client_from_config  # noqa: E402
 from app.llm.session import LLMSession  # noqa: E402
+from app.lms.agreement import Agreement, Pair, agreement  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "menagerie"
 #: Menagerie's letter grades, lowest first: a grade's points are its index here.

@@ -1,6 +1,6 @@
 """What the teacher's data costs the worker and the statistics page as a class grows: choosing
-calibration examples for one grading (app.calibration.for_grading: the candidate query, then
-likeness over up to 200 texts) and the AI-teacher agreement report (app.agreement_report),
+calibration examples for one grading (app.lms.calibration.for_grading: the candidate query, then
+likeness over up to 200 texts) and the AI-teacher agreement report (app.lms.agreement_report),
 over N teacher-graded submissions of one activity, each with a text of about 2,500 words and
 60,000 characters of stored prompts (what a criteria grading keeps).
 
@@ -27,10 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import calibration, create_app  # noqa: E402
-from app.agreement_report import report  # noqa: E402
+from app import create_app  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.grading import examples, retrieval  # noqa: E402
+from app.lms import calibration  # noqa: E402
+from app.lms.agreement_report import report  # noqa: E402
 from app.models import (  # noqa: E402
     Activity,
     Deployment,

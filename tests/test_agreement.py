@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.agreement import agreement, confusion, pearson, quadratic_weighted_kappa
+from app.lms.agreement import agreement, confusion, pearson, quadratic_weighted_kappa
 
 
 def test_kappa_matches_the_hand_computed_value():

@@ -1,5 +1,5 @@
 """The statistics page's AI-versus-teacher agreement on crafted grades stored in the real
-database: overall (checked by hand and against app.agreement on the same pairs), per
+database: overall (checked by hand and against app.lms.agreement on the same pairs), per
 criterion, per model, over time, the confusion table, the page, and the empty case."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app import agreement, gradebook
-from app.agreement_report import report
 from app.extensions import db
+from app.lms import agreement, gradebook
+from app.lms.agreement_report import report
 from app.lti.nrps import Roster
 from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
 from tests.test_review import teacher
@@ -33,7 +33,7 @@ def add_graded(
     provenance: dict | None = None,
     confidence: float | None = None,
 ) -> Submission:
-    """A graded submission as the worker and app.review store it: the teacher's score is an
+    """A graded submission as the worker and app.lms.review store it: the teacher's score is an
     override only where it differs from the AI's; ``at`` None: the teacher never graded it."""
     user = LtiUser(platform_id=activity.platform_id, sub=f"s{sub}", name=f"User {sub}")
     ai_criteria = [

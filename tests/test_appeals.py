@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app import appeals as appeals_module
 from app.extensions import db
+from app.lms import appeals as appeals_module
 from app.models import Activity, Appeal, ScorePush
 from tests.conftest import run_jobs
 from tests.fakes.platform import TEACHER

@@ -8,9 +8,9 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app import calibration
 from app.api import auth as api_auth
 from app.extensions import db
+from app.lms import calibration
 from app.models import Activity, AuditEvent, Grade, GradingJob, Platform, Submission
 from tests.conftest import register, run_jobs
 from tests.documents import ESSAY

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app import activities
 from app.extensions import db
 from app.grading.confidence import NO_EXAMPLE
+from app.lms import activities
 from app.models import Activity, AuditEvent, JobStatus
 from tests.fakes.platform import TEACHER
 from tests.test_core_loop import open_activity

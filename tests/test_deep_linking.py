@@ -12,9 +12,9 @@ import jwt as pyjwt
 import pytest
 import yaml
 
-from app.activities import rubric_from_text
 from app.extensions import db
 from app.grading import registry
+from app.lms.activities import rubric_from_text
 from app.models import Activity, AuditEvent, Submission
 from tests.conftest import register, run_jobs
 from tests.documents import ESSAY, docx_bytes, pdf_bytes

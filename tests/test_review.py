@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from app import gradebook
 from app.extensions import db
+from app.lms import gradebook
 from app.lti.nrps import Roster
 from app.models import Activity, AuditEvent, GradingJob, JobStatus, ScorePush, Submission
 from tests.conftest import announce_then_grade, run_jobs

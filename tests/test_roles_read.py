@@ -12,9 +12,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from app import activities
 from app.extensions import db
 from app.grading import registry
+from app.lms import activities
 from app.models import Activity, AuditEvent, Grade
 from app.web import labels
 from tests.conftest import run_jobs

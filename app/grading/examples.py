@@ -5,7 +5,7 @@ Here, in the grading layer, is what needs no database: how likeness is measured
 (:func:`most_similar`), which of the candidates a grading uses (:func:`choose`), and what an
 example is before (:class:`Candidate`) and after (:class:`Example`) the runner masked it
 (app.grading.runner.model_input). Which submissions are candidates is the LMS side's business
-(app.calibration); how an example reads in a prompt is app.grading.prompts.examples_block.
+(app.lms.calibration); how an example reads in a prompt is app.grading.prompts.examples_block.
 
 Likeness is the cosine of TF-IDF vectors over the words :func:`app.grading.retrieval.terms`
 compares (folded, stemmed, no stop words): no model, no download, deterministic, and a

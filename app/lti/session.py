@@ -13,9 +13,9 @@ from flask_babel import lazy_gettext as _l
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.exc import IntegrityError
 
-from app.activities import MAX_TITLE_CHARS, copy_settings
 from app.errors import LaunchError, SessionExpired, SwitchedOff
 from app.extensions import db
+from app.lms.activities import MAX_TITLE_CHARS, copy_settings
 from app.lti import claims, deep_linking
 from app.lti.page_token import LaunchSession, decode
 from app.lti.page_token import issue_token as issue_token  # the launch view issues it

@@ -16,10 +16,11 @@ from flask import (
 )
 from flask_babel import lazy_gettext as _l
 
-from app import activities, outbound, ratelimit
+from app import outbound, ratelimit
 from app.errors import Forbidden, LaunchError
 from app.extensions import redis_connection
 from app.i18n import LAUNCH_LOCALE
+from app.lms import activities
 from app.lti import (
     claims,
     deep_linking,

@@ -148,7 +148,7 @@ class Activity(Timestamped, db.Model):
     #: as flagged ones do under ``hold_flagged``; None holds none for being uncertain.
     min_confidence: Mapped[float | None] = mapped_column(Float)
     #: Regrade requests a student may make per attempt (0: none), and for how many days after
-    #: the release (None: no deadline). See app.appeals.
+    #: the release (None: no deadline). See app.lms.appeals.
     appeal_limit: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     appeal_days: Mapped[int | None] = mapped_column(Integer, default=14, server_default="14")
     #: Accepted file kinds (see app.extract.Kind); empty means every supported kind.

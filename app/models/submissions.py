@@ -113,7 +113,7 @@ class Grade(Timestamped, db.Model):
     def is_teacher_graded(self) -> bool:
         """A teacher saved this grade (their own score, or the AI's they kept: keeping it
         stores no override, so ``override_score`` alone would miss every agreement). A new
-        result clears it (app.submissions.LmsSide.settle). What calibration examples and the
+        result clears it (app.lms.submissions.LmsSide.settle). What calibration examples and the
         AI-teacher agreement are made of."""
         return self.overridden_at is not None
 
@@ -196,7 +196,7 @@ class LineItemUpdate(Delivery, db.Model):
 
 class Appeal(Timestamped, db.Model):
     """A student's request to regrade a released grade, with their reason, and the teacher's
-    answer (app.appeals). A changed score is the teacher's override, pushed like any other."""
+    answer (app.lms.appeals). A changed score is the teacher's override, pushed like any other."""
 
     __tablename__ = "appeal"
     __table_args__ = (

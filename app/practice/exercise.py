@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from app import activities
 from app.extensions import db
+from app.lms import activities
 from app.models import Activity, Deployment, Platform
 
 #: The resource link's id, fixed so both sides name the same link across runs.

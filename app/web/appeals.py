@@ -1,6 +1,6 @@
 """The teacher's side of regrade requests: the activity's queue of open requests, each with
 its answer form, and what the class list and the submission page show of them. The rules are
-in :mod:`app.appeals`; the student's side is in :mod:`app.web.views`.
+in :mod:`app.lms.appeals`; the student's side is in :mod:`app.web.views`.
 
 A teacher's page token names one activity; an appeal id of another activity answers 404.
 """
@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 from flask import redirect, render_template, request, url_for
 
-from app import appeals
 from app.errors import EvaluaitorError, NotFound
 from app.extensions import db
+from app.lms import appeals
 from app.lti.session import LaunchSession
 from app.models import Activity
 from app.web.blueprint import bp, staff_session

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from app import gradebook
 from app.errors import Forbidden, NotFound
 from app.extensions import db
+from app.lms import gradebook
 from app.lti.session import LaunchSession, load
 from app.models import Submission
 from app.web import labels, markdown

@@ -13,8 +13,8 @@ from typing import Any
 
 from flask_babel import lazy_gettext as _l
 
-from app.activities import KIND_LABELS, STRATEGY_LABELS
 from app.extract import Kind
+from app.lms.activities import KIND_LABELS, STRATEGY_LABELS
 
 #: The strategies' settings (keys of their parameter schemas), by name.
 SETTINGS: dict[str, Any] = {
@@ -80,7 +80,7 @@ AUDIT_ACTIONS: dict[str, Any] = {
     "appeal_answer": _l("Answered the regrade request"),
 }
 
-#: The activity's own settings (app.activities.SETTINGS), for the settings history.
+#: The activity's own settings (app.lms.activities.SETTINGS), for the settings history.
 ACTIVITY_FIELDS: dict[str, Any] = {
     "title": _l("Title"),
     "instructions": _l("Instructions"),

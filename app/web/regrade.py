@@ -1,6 +1,6 @@
 """The bulk regrade: the teacher picks submissions on the class list (or takes all), reads
 what grading them again would take (model calls, tokens, cost: app.spend.estimate), and
-confirms; each is then regraded as one alone is (app.review.regrade), audited.
+confirms; each is then regraded as one alone is (app.lms.review.regrade), audited.
 
 The page token names one activity: only that activity's students' latest submissions can be
 chosen, and any other id answers 404 rather than being skipped quietly.
@@ -14,11 +14,12 @@ from flask import current_app, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from werkzeug.datastructures import MultiDict
 
-from app import gradebook, review, spend
+from app import spend
 from app.errors import NotFound
 from app.extensions import db
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError
+from app.lms import gradebook, review
 from app.lti.nrps import Roster
 from app.models import Activity
 from app.web.blueprint import bp, staff_session

@@ -1,6 +1,6 @@
 """Setting an activity up: the deep-linking setup form, its answer to the LMS, and the
 settings page teachers reach from the teacher page. Both forms save through
-:func:`app.activities.configure`, the same rules the CLI uses.
+:func:`app.lms.activities.configure`, the same rules the CLI uses.
 
 Routes are addressed by a page token (see :mod:`app.lti.session`) and open to staff only.
 """
@@ -24,13 +24,13 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-from app import activities
-from app.activities import KIND_LABELS, SettingsError
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.extract.kinds import KIND_BY_EXTENSION
 from app.grading import registry
 from app.grading.rubric import RubricError
+from app.lms import activities
+from app.lms.activities import KIND_LABELS, SettingsError
 from app.lti import deep_linking, lineitem_sync, passback
 from app.lti.session import LaunchSession, load
 from app.models import Activity, Deployment, LineItemUpdate, Platform

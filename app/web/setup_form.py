@@ -1,5 +1,5 @@
 """The activity setup form: strategy settings drawn from each plugin's JSON Schema, and
-reading what the teacher typed back into values for :func:`app.activities.configure`.
+reading what the teacher typed back into values for :func:`app.lms.activities.configure`.
 
 Scalars get their own inputs (numbers keep the schema's bounds, enums become selects,
 booleans checkboxes); anything nested (lists, objects, references) is edited as JSON. The

@@ -1,5 +1,5 @@
 """The teacher's pages and actions: the class list, one submission in detail, statistics,
-the CSV export, and the review actions (every one a POST, staff only, audited in app.review).
+the CSV export, and the review actions (every one a POST, staff only, audited in app.lms.review).
 
 A teacher's page token names one activity; every submission id, push id and file is looked
 up inside that activity, so another course's ids answer 404.
@@ -16,10 +16,11 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy import select
 
-from app import activities, appeals, calibration, gradebook, review, spend
+from app import spend
 from app.errors import EvaluaitorError, Forbidden, NotFound
 from app.extensions import db
 from app.grading import registry
+from app.lms import activities, appeals, calibration, gradebook, review
 from app.lti import nrps, passback
 from app.lti.session import LaunchSession
 from app.models import Activity, JobStatus, ScorePush, Submission
@@ -157,7 +158,7 @@ def override(token: str, submission_id: int):
 
 def on_grader_scale(typed: str, submission: Submission) -> str:
     """The score field, typed on the activity's maximum as the pages show scores, on the
-    grader's scale that :func:`app.review.override` stores. The value the page showed comes
+    grader's scale that :func:`app.lms.review.override` stores. The value the page showed comes
     back as the stored one, so saving an untouched field changes nothing. Raises ReviewError
     for a value that is no number in 0..maximum."""
     grade, maximum = submission.grade, submission.activity.max_score
@@ -215,7 +216,7 @@ def retry_grading(token: str, submission_id: int):
 @bp.post("/submissions/<int:submission_id>/example")
 def use_as_example(token: str, submission_id: int):
     """Have the submission shown to the model as a graded example automatically, always or
-    never (app.calibration)."""
+    never (app.lms.calibration)."""
 
     def choose(submission: Submission, actor_id: int) -> str:
         review.use_as_example(submission, actor_id, request.form.get("use", ""))

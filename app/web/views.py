@@ -19,11 +19,11 @@ from sqlalchemy import Row, bindparam, select
 from sqlalchemy.orm import joinedload
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from app import appeals, submissions
 from app.errors import FileTooLarge, Forbidden, NotFound, SessionExpired, UploadError
 from app.extensions import db
-from app.gradebook import on_maximum
 from app.i18n import localize
+from app.lms import appeals, submissions
+from app.lms.gradebook import on_maximum
 from app.lti.session import LaunchSession, load, load_with_activity
 from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
 from app.models.base import as_utc
@@ -76,7 +76,7 @@ def submit(token: str):
 
 @bp.post("/submissions/<int:submission_id>/appeal")
 def ask_appeal(token: str, submission_id: int):
-    """A student's regrade request for their own released grade (rules: app.appeals)."""
+    """A student's regrade request for their own released grade (rules: app.lms.appeals)."""
     session, activity = load_with_activity(token)
     if session.is_staff:
         raise Forbidden(_("Only students ask for a regrade here."))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from app.activities import rubric_from_text
 from app.extensions import db
+from app.lms.activities import rubric_from_text
 from app.models import Activity
 from tests.browser.conftest import screenshot
 from tests.fakes.platform import TEACHER, browser_launch

@@ -13,7 +13,7 @@ settled (graded, or waiting for review) and either
 - a teacher pinned it (``"pinned"``), with or without their own score: pinning vouches for
   the grade as it stands.
 
-A teacher chooses per submission (app.review.use_as_example). The newest POOL_SIZE
+A teacher chooses per submission (app.lms.review.use_as_example). The newest POOL_SIZE
 candidates, pinned ones first, are compared with the new work
 (app.grading.examples.choose), so grading stays fast however large the class.
 """

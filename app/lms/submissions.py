@@ -10,7 +10,7 @@ What the LMS adds to a job (:class:`LmsSide`): it is graded with the activity's 
 a teacher's regrade choice), against the gradebook column's maximum, with the student's name
 masked; once graded, the release policy decides whether the grade goes to the student and
 the gradebook at once (``auto``) or waits for a teacher (``hold_all``, and ``hold_flagged``
-when the result carries a flag), see app.review.
+when the result carries a flag), see app.lms.review.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from flask_babel import ngettext
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
-from app import calibration, tenants
-from app.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
+from app import tenants
 from app.errors import FileTooLarge, QueueUnavailable, UploadError
 from app.evaluation import lifecycle
 from app.evaluation.owners import Brief
@@ -38,6 +37,8 @@ from app.grading.examples import Candidate
 from app.grading.rubric import parse_rubric
 from app.i18n import localize
 from app.jobs import queue
+from app.lms import calibration
+from app.lms.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
 from app.lti import passback
 from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, ScorePush, Submission
 from app.text import clean_filename, clean_text
@@ -186,7 +187,7 @@ def _clean_filename(raw: str | None) -> str:
 
 
 def grade_again(submission: Submission) -> bool:
-    """A teacher's retry or regrade (app.review), committed with the caller's changes: the
+    """A teacher's retry or regrade (app.lms.review), committed with the caller's changes: the
     job goes back in line and asks the model afresh (a cached reply would repeat itself).
     False, and nothing changes, if it is in line or being graded already."""
     if not lifecycle.restart(submission.job, fresh=True):

@@ -2,7 +2,7 @@
 
 Rows join the course roster from the LMS (students who never submitted included) with each
 student's latest submission, its grade and the last gradebook push. Everything here reads;
-changes go through app.review.
+changes go through app.lms.review.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from app import spend
-from app.agreement_report import Report, report
 from app.extensions import db
+from app.lms.agreement_report import Report, report
+from app.lms.submissions import is_uncertain
 from app.lti.nrps import Roster
 from app.models import Activity, Grade, JobStatus, LtiUser, ScorePush, Submission
-from app.submissions import is_uncertain
 from app.text import clean_name
 
 #: ``status`` filter value for students without a submission.
@@ -142,7 +142,7 @@ def select_rows(
 
 def is_low_confidence(activity: Activity, value: float | None) -> bool:
     """Marked low on the teacher's pages: held for it when the activity sets a
-    ``min_confidence`` (app.submissions.is_uncertain), else below :data:`LOW_CONFIDENCE`."""
+    ``min_confidence`` (app.lms.submissions.is_uncertain), else below :data:`LOW_CONFIDENCE`."""
     if activity.min_confidence is not None:
         return is_uncertain(activity, value)
     return value is not None and value < LOW_CONFIDENCE
@@ -173,7 +173,7 @@ class Statistics:
     bins: list[Bin]
     scored: int
     mean: float | None
-    #: The AI against the teacher over the submissions they graded (app.agreement_report).
+    #: The AI against the teacher over the submissions they graded (app.lms.agreement_report).
     agreement: Report
     prompt_tokens: int
     completion_tokens: int

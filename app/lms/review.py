@@ -3,7 +3,7 @@
 The grader's own result stays in the submission's job (``submission.job``: score, feedback,
 criteria); a teacher's changes go to ``Grade.override_*`` and win wherever a grade is shown or
 sent. A grade reaches the student and the gradebook only once released
-(``Grade.released_at``); see app.submissions for when that happens by itself. Views parse
+(``Grade.released_at``); see app.lms.submissions for when that happens by itself. Views parse
 forms into plain values and call these functions; the functions validate, change, record
 an :class:`AuditEvent`, commit, and only then enqueue (so a push never races the commit).
 """
@@ -20,11 +20,11 @@ from flask import current_app
 from flask_babel import gettext as _
 from sqlalchemy import func, select
 
-from app import submissions
 from app.errors import EvaluaitorError, QueueUnavailable
 from app.extensions import db
 from app.grading import registry
 from app.jobs import queue
+from app.lms import submissions
 from app.lti import passback
 from app.models import Activity, AuditEvent, Grade, GradingJob, JobStatus, ScorePush, Submission
 from app.models.submissions import latest_only
@@ -32,7 +32,7 @@ from app.text import clean_name
 
 MAX_FEEDBACK_CHARS = 20_000
 #: How a teacher has a graded submission used as a calibration example (``Grade.example``;
-#: app.calibration says which submissions may be examples).
+#: app.lms.calibration says which submissions may be examples).
 EXAMPLE_USES = ("auto", "pinned", "excluded")
 _MODEL_NAME = re.compile(r"^[\w.:/@+-]{1,200}$")
 

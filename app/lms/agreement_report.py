@@ -1,6 +1,6 @@
 """How far the AI agrees with the teacher on one activity, for the statistics page: overall,
 per rubric criterion, per model, over time, with the confusion table. The numbers are
-app.agreement's; this module only chooses the pairs.
+app.lms.agreement's; this module only chooses the pairs.
 
 A pair is a submission the teacher graded (``Grade.is_teacher_graded``: they saved the
 grading form), so the teacher's score is their override, or the AI's score they kept. A grade the
@@ -21,9 +21,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import contains_eager
 
-from app.agreement import Agreement, Pair, agreement, confusion
 from app.extensions import db
 from app.grading.scores import fold_key
+from app.lms.agreement import Agreement, Pair, agreement, confusion
 from app.models import Activity, Grade, GradingJob, Submission
 from app.models.base import as_utc
 

@@ -84,7 +84,7 @@ TOO_LONG_GUIDELINES = N_("The guidelines are too long (at most %(n)s characters)
 MAX_MODEL_CHARS = 200
 MAX_SCORE_LIMIT = 10_000
 MAX_ATTEMPTS_LIMIT = 100
-#: Regrade requests per submission, and days after the release to make them (app.appeals).
+#: Regrade requests per submission, and days after the release to make them (app.lms.appeals).
 MAX_APPEAL_LIMIT = 10
 MAX_APPEAL_DAYS = 365
 #: Most calibration examples a prompt carries (app.grading.examples): each costs prompt room.
@@ -218,7 +218,7 @@ def configure(
     _number(
         errors, changes, "max_attempts", max_attempts, low=0, high=MAX_ATTEMPTS_LIMIT, whole=True
     )
-    # Regrade requests (app.appeals): 0 switches them off; no days means no deadline.
+    # Regrade requests (app.lms.appeals): 0 switches them off; no days means no deadline.
     _number(
         errors,
         changes,

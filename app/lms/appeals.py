@@ -6,7 +6,7 @@ The rules are here and only here: the pages show what :func:`standing` says and 
 submission may have (``Activity.appeal_limit``; 0 switches appeals off) and for how many days
 after the grade's release (``Activity.appeal_days``; None: no deadline). Every request counts
 towards the limit, a withdrawn one too, so asking and withdrawing cannot go round it. A changed
-score or feedback is the teacher's override (:func:`app.review.override`), so it reaches the
+score or feedback is the teacher's override (:func:`app.lms.review.override`), so it reaches the
 gradebook like any other; each step is an :class:`AuditEvent` (``appeal``, ``appeal_withdraw``,
 ``appeal_answer``).
 """
@@ -24,9 +24,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
-from app import review
 from app.errors import EvaluaitorError
 from app.extensions import db
+from app.lms import review
 from app.models import Activity, Appeal, Grade, JobStatus, Submission
 from app.models.base import as_utc
 from app.text import clean_text
@@ -188,7 +188,7 @@ def answer(
 ) -> Appeal:
     """The teacher's answer, with a new score and/or feedback when given.
 
-    ``score`` is on the grader's scale, as :func:`app.review.override` takes it; blank
+    ``score`` is on the grader's scale, as :func:`app.lms.review.override` takes it; blank
     ``score`` and ``feedback`` keep the grade as it is. A change goes through the override,
     with its checks, audit event and gradebook push; the answer is stored in the same commit.
     Raises AppealError (or ReviewError for the new score) and then stores nothing.
