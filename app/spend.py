@@ -9,6 +9,14 @@ Every run of a grading job adds one :class:`ModelUsage` row per model it called
 ledger is what was spent, regrades included, and a later price change does not rewrite it.
 Replies served from the cache cost nothing and are not in it. Statistics (:func:`totals`,
 :func:`per_day`) read only the ledger, always scoped by one activity.
+
+Monthly limits (:class:`Budget`): an organization (all its platforms and its API
+evaluations) and an activity may each limit what is spent per calendar month in UTC, in money
+(the priced calls only: a model without a price can only be held by a token limit) and in
+tokens (input and output). What a month has used is its ledger rows plus what the gradings
+being run now reserved when they started (their estimate, :func:`grading_estimate`): the
+evaluation core checks a grading against both before starting it (app.evaluation.budget).
+This module only reads and adds up; it knows no side of the app.
 """
 
 from __future__ import annotations
@@ -25,7 +33,15 @@ from app.grading import cross_check, registry, runner
 from app.grading.base import PlannedCall
 from app.grading.pipeline_prompts import CHARS_PER_TOKEN, rubric_listing
 from app.grading.rubric import parse_rubric
-from app.models import Activity, GradingJob, Submission
+from app.models import (
+    Activity,
+    Evaluation,
+    GradingJob,
+    JobStatus,
+    Organization,
+    Platform,
+    Submission,
+)
 from app.models.jobs import ModelUsage
 
 #: How many days the statistics page shows spend for.
@@ -76,7 +92,7 @@ def record_run(
             tally[2] += _tokens(call.get("completion_tokens"))
     owner: dict[str, int | None] = {
         "activity_id": job.submission.activity_id if job.submission else None,
-        "organization_id": job.evaluation.organization_id if job.evaluation else None,
+        "organization_id": organization_of(job),
     }
     rows = [
         ModelUsage(
@@ -92,6 +108,14 @@ def record_run(
     ]
     db.session.add_all(rows)
     return rows
+
+
+def organization_of(job: GradingJob) -> int | None:
+    """The organization a grading is spent for: the API evaluation's, or the one its
+    activity's platform belongs to (None for a platform of none)."""
+    if job.evaluation is not None:
+        return job.evaluation.organization_id
+    return job.submission.activity.platform.organization_id if job.submission else None
 
 
 def _tokens(value: Any) -> int:
@@ -212,12 +236,16 @@ def _rows(activity_id: int, *, since: datetime | None = None) -> Sequence[ModelU
 def per_call(activity_id: int) -> tuple[float, float] | None:
     """The activity's mean prompt and completion tokens per model call, from its ledger
     (runs whose server reported no usage left out); None before it has any."""
+    return _per_call(ModelUsage.activity_id == activity_id)
+
+
+def _per_call(where: ColumnElement[bool]) -> tuple[float, float] | None:
     calls, prompt, completion = db.session.execute(
         select(
             func.coalesce(func.sum(ModelUsage.calls), 0),
             func.coalesce(func.sum(ModelUsage.prompt_tokens), 0),
             func.coalesce(func.sum(ModelUsage.completion_tokens), 0),
-        ).where(ModelUsage.activity_id == activity_id, ModelUsage.prompt_tokens > 0)
+        ).where(where, ModelUsage.prompt_tokens > 0)
     ).one()
     return (prompt / calls, completion / calls) if calls else None
 
@@ -251,27 +279,89 @@ class Estimate:
 REPLY_TOKENS = 300
 
 
+@dataclass(frozen=True)
+class Grader:
+    """What gradings are done with (an activity's settings, or an API evaluation's) and the
+    mean tokens per call of its ledger so far (None before it has any)."""
+
+    plugin_name: str
+    plugin_params: Mapping[str, Any] | None
+    rubric: Mapping[str, Any] | None
+    instructions: str
+    model: str | None
+    history: tuple[float, float] | None
+
+    @classmethod
+    def of_activity(cls, activity: Activity) -> Grader:
+        return cls(
+            activity.plugin_name,
+            activity.plugin_params,
+            activity.rubric,
+            activity.instructions or "",
+            activity.model,
+            per_call(activity.id),
+        )
+
+    @classmethod
+    def of_evaluation(cls, evaluation: Evaluation) -> Grader:
+        """An API evaluation's settings, with its organization's API gradings as history."""
+        history = _per_call(
+            (ModelUsage.organization_id == evaluation.organization_id)
+            & ModelUsage.activity_id.is_(None)
+        )
+        return cls(
+            evaluation.plugin_name,
+            evaluation.plugin_params,
+            evaluation.rubric,
+            evaluation.instructions or "",
+            evaluation.evaluator_id or None,
+            history,
+        )
+
+
 def estimate(
     activity: Activity, submissions: Sequence[Submission], config: Mapping[str, Any]
 ) -> Estimate:
     """The estimate for regrading ``submissions`` with the activity's strategy and model.
     Raises PluginError or RubricError when the activity's settings cannot grade."""
-    plugin = registry.get(activity.plugin_name)
-    params = registry.validate_params(plugin, activity.plugin_params)
-    rubric = parse_rubric(activity.rubric) if activity.rubric else None
+    files = [(_chars(s.extracted_text, s.size_bytes), _flagged(s.job)) for s in submissions]
+    return _estimate(Grader.of_activity(activity), files, config)
+
+
+def grading_estimate(job: GradingJob, config: Mapping[str, Any]) -> Estimate:
+    """The estimate for grading ``job`` once, by its owner's settings. Raises PluginError or
+    RubricError when they cannot grade."""
+    if job.evaluation is not None:
+        grader = Grader.of_evaluation(job.evaluation)
+    else:
+        grader = Grader.of_activity(job.submission.activity)
+    return _estimate(grader, [(_chars(job.extracted_text, job.size_bytes), _flagged(job))], config)
+
+
+def _chars(text: str | None, size_bytes: int) -> int:
+    """A file's length for the estimate: its text once read, else its size."""
+    return len(text or "") or size_bytes
+
+
+def _estimate(
+    grader: Grader, files: Sequence[tuple[int, bool]], config: Mapping[str, Any]
+) -> Estimate:
+    """The estimate for grading ``files`` (characters, whether flagged for steering)."""
+    plugin = registry.get(grader.plugin_name)
+    params = registry.validate_params(plugin, dict(grader.plugin_params or {}))
+    rubric = parse_rubric(dict(grader.rubric)) if grader.rubric else None
     grading = plugin.planned_calls(params, rubric)
     planned = list(grading)
     if grading and cross_check.Safeguards.from_config(config).steering_check:
         check = cross_check.CHECK_SYSTEM + cross_check.CHECK_USER
         planned.append(PlannedCall(fixed_chars=len(check)))
-    history = per_call(activity.id)
-    assignment = len(activity.instructions or "") + (len(rubric_listing(rubric)) if rubric else 0)
-    default_model = activity.model or config["EVALUAITOR_LLM_MODEL"]
+    history = grader.history
+    assignment = len(grader.instructions) + (len(rubric_listing(rubric)) if rubric else 0)
+    default_model = grader.model or config["EVALUAITOR_LLM_MODEL"]
     tokens: dict[str, list[float]] = {}
     calls = ablations = 0
-    for submission in submissions:
-        text = len(submission.extracted_text or "") or submission.size_bytes
-        ablated = bool(grading) and _flagged(submission)
+    for text, flagged in files:
+        ablated = bool(grading) and flagged
         ablations += ablated
         calls_of = [*planned, *grading] if ablated else planned
         calls += len(calls_of)
@@ -285,7 +375,7 @@ def estimate(
                 tally[1] += REPLY_TOKENS
     costs = [cost(model, prompt, reply, config) for model, (prompt, reply) in tokens.items()]
     return Estimate(
-        submissions=len(submissions),
+        submissions=len(files),
         calls=calls,
         per_submission=len(planned),
         ablations=ablations,
@@ -297,7 +387,184 @@ def estimate(
     )
 
 
-def _flagged(submission: Submission) -> bool:
-    """Whether the submission's latest grading was flagged for steering the grader."""
-    flags = submission.job.flags if submission.job is not None else None
+def _flagged(job: GradingJob | None) -> bool:
+    """Whether the latest grading of the job was flagged for steering the grader."""
+    flags = job.flags if job is not None else None
     return any(isinstance(f, dict) and f.get("code") in runner.STEERING for f in flags or ())
+
+
+# -- monthly limits ---------------------------------------------------------------------
+
+#: What a job waits for when a spend limit holds it (GradingJob.waiting_for).
+BUDGET = "budget"
+
+
+def month_start(now: datetime | None = None) -> datetime:
+    """The first moment of ``now``'s calendar month in UTC: where a month's spend begins."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    return datetime(now.year, now.month, 1, tzinfo=UTC)
+
+
+def next_month(now: datetime | None = None) -> datetime:
+    """The first moment of the following month (UTC): when a month's limit starts afresh."""
+    start = month_start(now)
+    return datetime(start.year + start.month // 12, start.month % 12 + 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One scope's month: its limits (None: none), what its ledger holds since the month
+    began, and what the gradings it is running now reserved when they started."""
+
+    #: ``organization`` or ``activity``.
+    scope: str
+    scope_id: int
+    name: str
+    cost_limit: float | None
+    token_limit: int | None
+    spent: Spend
+    reserved_cost: float = 0.0
+    reserved_tokens: int = 0
+    #: Gradings that wait for this budget now.
+    waiting: int = 0
+
+    @property
+    def limited(self) -> bool:
+        return self.cost_limit is not None or self.token_limit is not None
+
+    @property
+    def used_cost(self) -> float:
+        return (self.spent.cost or 0.0) + self.reserved_cost
+
+    @property
+    def used_tokens(self) -> int:
+        return self.spent.prompt_tokens + self.spent.completion_tokens + self.reserved_tokens
+
+    @property
+    def cost_left(self) -> float | None:
+        return None if self.cost_limit is None else max(0.0, self.cost_limit - self.used_cost)
+
+    @property
+    def tokens_left(self) -> int | None:
+        return None if self.token_limit is None else max(0, self.token_limit - self.used_tokens)
+
+    def allows(self, cost_: float | None, tokens: int) -> bool:
+        """Whether a grading estimated at ``cost_`` and ``tokens`` fits in what is left
+        (an unpriced estimate counts nothing against a money limit)."""
+        cost_left, tokens_left = self.cost_left, self.tokens_left
+        return (cost_left is None or (cost_ or 0.0) <= cost_left) and (
+            tokens_left is None or tokens <= tokens_left
+        )
+
+
+def budget(owner: Organization | Activity, now: datetime | None = None) -> Budget:
+    """The month of an organization (every platform's gradings and its API evaluations') or
+    of an activity (its students' gradings and regrades)."""
+    if isinstance(owner, Organization):
+        scope, ledger, name = "organization", ModelUsage.organization_id == owner.id, owner.name
+    else:
+        scope, ledger, name = "activity", ModelUsage.activity_id == owner.id, owner.title
+    reserved_cost, reserved_tokens = db.session.execute(
+        select(
+            func.coalesce(func.sum(GradingJob.reserved_cost), 0.0),
+            func.coalesce(func.sum(GradingJob.reserved_tokens), 0),
+        ).where(jobs_of(owner), GradingJob.status == JobStatus.PROCESSING)
+    ).one()
+    return Budget(
+        scope,
+        owner.id,
+        name or "",
+        owner.monthly_cost_limit,
+        owner.monthly_token_limit,
+        _summed(ledger & (ModelUsage.created_at >= month_start(now))),
+        float(reserved_cost),
+        int(reserved_tokens),
+        waiting_for_budget(owner),
+    )
+
+
+def budgets_of(job: GradingJob, now: datetime | None = None) -> list[Budget]:
+    """The limited budgets a grading counts against: its organization's, its activity's."""
+    if job.evaluation is not None:
+        organization = job.evaluation.organization
+        return [budget(organization, now)] if _limited(organization) else []
+    return activity_budgets(job.submission.activity, now) if job.submission else []
+
+
+def activity_budgets(activity: Activity, now: datetime | None = None) -> list[Budget]:
+    """The limited budgets the activity's gradings count against: its organization's (the
+    school's, over all its platforms) and its own."""
+    organization = activity.platform.organization
+    scopes = [organization, activity] if organization is not None else [activity]
+    return [budget(s, now) for s in scopes if _limited(s)]
+
+
+def _limited(owner: Organization | Activity) -> bool:
+    return owner.monthly_cost_limit is not None or owner.monthly_token_limit is not None
+
+
+def budget_use(now: datetime | None = None) -> list[dict[str, Any]]:
+    """Every limited budget this month, for monitoring (a Prometheus gauge per scope):
+    ``scope``, ``id``, ``name``, the limits, what is used (ledger and reservations), what is
+    left, and how many gradings wait for it."""
+    owners: list[Organization | Activity] = [
+        *db.session.scalars(
+            select(Organization).where(
+                Organization.monthly_cost_limit.isnot(None)
+                | Organization.monthly_token_limit.isnot(None)
+            )
+        ),
+        *db.session.scalars(
+            select(Activity).where(
+                Activity.monthly_cost_limit.isnot(None) | Activity.monthly_token_limit.isnot(None)
+            )
+        ),
+    ]
+    found = []
+    for owner in owners:
+        month = budget(owner, now)
+        found.append(
+            {
+                "scope": month.scope,
+                "id": month.scope_id,
+                "name": month.name,
+                "cost_limit": month.cost_limit,
+                "token_limit": month.token_limit,
+                "cost_used": month.used_cost,
+                "tokens_used": month.used_tokens,
+                "cost_left": month.cost_left,
+                "tokens_left": month.tokens_left,
+                "waiting": month.waiting,
+            }
+        )
+    return found
+
+
+def waiting_for_budget(owner: Organization | Activity) -> int:
+    """How many gradings of the organization or the activity wait for budget."""
+    return db.session.scalar(
+        select(func.count())
+        .select_from(GradingJob)
+        .where(jobs_of(owner), GradingJob.waiting_for == BUDGET)
+        .where(GradingJob.status == JobStatus.WAITING)
+    )
+
+
+def jobs_of(owner: Organization | Activity) -> ColumnElement[bool]:
+    """The grading jobs of an organization (its platforms' and its API's) or an activity."""
+    of_activities = select(GradingJob.id).join(
+        Submission, Submission.id == GradingJob.submission_id
+    )
+    if isinstance(owner, Activity):
+        return GradingJob.id.in_(of_activities.where(Submission.activity_id == owner.id))
+    of_platforms = (
+        of_activities.join(Activity, Activity.id == Submission.activity_id)
+        .join(Platform, Platform.id == Activity.platform_id)
+        .where(Platform.organization_id == owner.id)
+    )
+    of_api = (
+        select(GradingJob.id)
+        .join(Evaluation, Evaluation.id == GradingJob.evaluation_id)
+        .where(Evaluation.organization_id == owner.id)
+    )
+    return GradingJob.id.in_(of_platforms.union_all(of_api))

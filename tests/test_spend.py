@@ -117,7 +117,9 @@ def test_each_run_adds_its_spend_priced_and_cached_replies_cost_nothing(
         20,
     )
     assert row.cost == pytest.approx((100 * 0.5 + 20 * 1.5) / 1000)
-    assert row.job_id == submission.job.id and row.organization_id is None
+    assert row.job_id == submission.job.id
+    # the school's, through the platform: an organization's monthly limit reads this column
+    assert row.organization_id == submission.activity.platform.organization_id is not None
     assert row.activity_id == submission.activity_id
 
     graded_by(browser, platform, live_tool, "4", ESSAY.encode())  # the same text: cached

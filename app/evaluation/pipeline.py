@@ -7,6 +7,9 @@ sweeper hands to another worker. How each failure ends:
 - the grading service failing for a moment (429, 5xx, timeout, refused connection): the job
   waits (``waiting``) and is graded again later, on the configured schedule
   (EVALUAITOR_LLM_RETRY_SCHEDULE, minutes to hours); only when it runs out is it ``failed``;
+- a monthly spend limit that grading it would pass: checked before it is taken, it waits
+  (``waiting`` for ``budget``) until the month turns or the limit is raised, never failed
+  (app.evaluation.budget);
 - a file that cannot be read, a model reply that is no use, settings that need a teacher, no
   model configured: ``failed`` at once, with a message for the people involved;
 - the database itself failing: nothing can be recorded, so the job ends and the sweeper
@@ -27,7 +30,7 @@ from sqlalchemy.exc import OperationalError
 
 from app import spend
 from app.catalogue import N_
-from app.evaluation import lifecycle
+from app.evaluation import budget, lifecycle
 from app.evaluation.owners import owner_of
 from app.extensions import db, redis_connection
 from app.extract import ExtractionError, Kind, extract
@@ -46,6 +49,7 @@ from app.llm.errors import (
 )
 from app.models import GradingJob, JobStatus
 from app.models.base import as_utc
+from app.models.jobs import CLAIMABLE
 
 log = logging.getLogger(__name__)
 
@@ -127,20 +131,36 @@ def grade_what_waited_for_a_model(replaced: str | None = None, model: str = "") 
 
 
 def _claim(job: GradingJob, token: str | None) -> bool:
-    """Take the row, if it is in line (or its retry is due) and this RQ job is the one meant
-    to run it. A retry run early (a duplicate job) leaves it waiting."""
+    """Take the row, if it is in line (or its retry is due), this RQ job is the one meant
+    to run it, and its spend limits leave room for it (else it waits for budget). A retry
+    run early (a duplicate job) leaves it waiting."""
     if job.status == JobStatus.WAITING and job.retry_at and as_utc(job.retry_at) > _now():
         return False
-    return lifecycle.move(
-        job,
-        (JobStatus.PENDING, JobStatus.WAITING),
-        JobStatus.PROCESSING,
-        token=token,
-        started_at=_now(),
-        retry_at=None,
-        error_message=None,
-        error_details=None,
-    )
+    with budget.admission(job) as admitted:
+        if admitted.over is not None:
+            lifecycle.move(
+                job,
+                CLAIMABLE,
+                JobStatus.WAITING,
+                token=token,
+                waiting_for=spend.BUDGET,
+                retry_at=spend.next_month(),
+                progress_message=budget.WAITING_FOR_BUDGET,
+            )
+            return False
+        return lifecycle.move(
+            job,
+            CLAIMABLE,
+            JobStatus.PROCESSING,
+            token=token,
+            started_at=_now(),
+            retry_at=None,
+            waiting_for=None,
+            reserved_cost=admitted.reserved_cost,
+            reserved_tokens=admitted.reserved_tokens,
+            error_message=None,
+            error_details=None,
+        )
 
 
 def _grade(job: GradingJob, token: str | None) -> GradingResult:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from app.catalogue import N_
+from app.evaluation import budget
 from app.extensions import db
 from app.extract import Kind
 from app.grading import registry
@@ -69,6 +70,8 @@ SETTINGS = (
     "appeal_days",
     "example_count",
     "min_confidence",
+    "monthly_cost_limit",
+    "monthly_token_limit",
 )
 
 #: The audit action of :func:`record_own_column`.
@@ -89,6 +92,9 @@ MAX_APPEAL_LIMIT = 10
 MAX_APPEAL_DAYS = 365
 #: Most calibration examples a prompt carries (app.grading.examples): each costs prompt room.
 MAX_EXAMPLE_COUNT = 6
+#: Highest monthly spend limits a form takes (app.spend): far above any class's needs.
+MAX_MONTHLY_COST = 1_000_000
+MAX_MONTHLY_TOKENS = 10_000_000_000
 #: Rubric text larger than this is refused before it is parsed (100 criteria fit easily).
 MAX_RUBRIC_BYTES = 200_000
 
@@ -121,6 +127,8 @@ def configure(
     appeal_days: int | str | None = None,
     example_count: int | str | None = None,
     min_confidence: float | str | None = None,
+    monthly_cost_limit: float | str | None = None,
+    monthly_token_limit: int | str | None = None,
     site_max_upload_mb: float | None = None,
     actor_id: int | None = None,
     initial: bool = False,
@@ -242,6 +250,26 @@ def configure(
         clearable=False,
         inclusive=True,
     )
+    # Monthly spend limits (app.spend): 0 grades nothing; empty lifts the limit.
+    _number(
+        errors,
+        changes,
+        "monthly_cost_limit",
+        monthly_cost_limit,
+        low=0,
+        high=MAX_MONTHLY_COST,
+        inclusive=True,
+    )
+    _number(
+        errors,
+        changes,
+        "monthly_token_limit",
+        monthly_token_limit,
+        low=0,
+        high=MAX_MONTHLY_TOKENS,
+        whole=True,
+        inclusive=True,
+    )
     if min_confidence is not None:
         try:
             changes["min_confidence"] = confidence_threshold(min_confidence)
@@ -291,6 +319,8 @@ def configure(
     db.session.commit()
     if column is not None:
         queue.dispatch(column)  # Redis down: the sweeper sends it later
+    if changed & {"monthly_cost_limit", "monthly_token_limit"}:
+        budget.limits_changed(activity)  # its gradings waiting for budget are checked again
     return activity
 
 

@@ -40,7 +40,8 @@ class JobStatus(StrEnum):
     #: Stored and waiting for a worker; whether Redis holds its job is the sweeper's concern.
     PENDING = "pending"
     PROCESSING = "processing"
-    #: The grading service failed for a moment (429, 5xx, timeout): tried again at retry_at.
+    #: Tried again at retry_at, by itself: the grading service failed for a moment (429, 5xx,
+    #: timeout), or (``waiting_for = "budget"``) grading it would pass a monthly spend limit.
     WAITING = "waiting"
     COMPLETED = "completed"
     #: Graded, but no trustworthy score: a person decides (``review_reason`` says why).
@@ -62,7 +63,13 @@ CLAIMABLE = (JobStatus.PENDING, JobStatus.WAITING)
 #: Every allowed change; anything else is a bug and is refused (see app.evaluation.lifecycle).
 TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     JobStatus.PENDING: frozenset(
-        {JobStatus.PENDING, JobStatus.PROCESSING, JobStatus.FAILED, JobStatus.CANCELLED}
+        {
+            JobStatus.PENDING,
+            JobStatus.PROCESSING,
+            JobStatus.WAITING,  # its spend limit is reached (app.evaluation.budget)
+            JobStatus.FAILED,
+            JobStatus.CANCELLED,
+        }
     ),
     JobStatus.PROCESSING: frozenset(
         {
@@ -76,7 +83,13 @@ TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
         }
     ),
     JobStatus.WAITING: frozenset(
-        {JobStatus.PROCESSING, JobStatus.PENDING, JobStatus.FAILED, JobStatus.CANCELLED}
+        {
+            JobStatus.WAITING,  # still over its spend limit when tried again
+            JobStatus.PROCESSING,
+            JobStatus.PENDING,
+            JobStatus.FAILED,
+            JobStatus.CANCELLED,
+        }
     ),
     # A person's retry or regrade starts again; a teacher's score settles a review.
     JobStatus.COMPLETED: frozenset({JobStatus.PENDING}),
@@ -127,6 +140,13 @@ class GradingJob(Timestamped, db.Model):
     #: Times a worker stopped or died while grading it: a job that kills its worker again
     #: and again is failed rather than handed back forever.
     handbacks: Mapped[int] = mapped_column(Integer, default=0)
+    #: What a ``waiting`` job waits for: ``budget`` (a monthly spend limit), or None (the
+    #: grading service). The API and the pages say so.
+    waiting_for: Mapped[str | None] = mapped_column(String(20))
+    #: While it is being graded under a spend limit: what this run was estimated to cost and
+    #: how many tokens, counted against the limit until the run's ledger rows replace it.
+    reserved_cost: Mapped[float | None] = mapped_column(Float)
+    reserved_tokens: Mapped[int | None] = mapped_column(Integer)
     #: When a person asked for a fresh grading (a regrade): the model's replies cached before
     #: it are not replayed; those received since are (an earlier try of this same grading, cut
     #: short by one failed call, keeps the answers it got). None: automatic work, which
@@ -216,6 +236,7 @@ class ShowsJob:
     progress_message: AssociationProxy[str] = association_proxy("job", "progress_message")
     error_message: AssociationProxy[str | None] = association_proxy("job", "error_message")
     review_reason: AssociationProxy[str | None] = association_proxy("job", "review_reason")
+    waiting_for: AssociationProxy[str | None] = association_proxy("job", "waiting_for")
     started_at: AssociationProxy[datetime | None] = association_proxy("job", "started_at")
     finished_at: AssociationProxy[datetime | None] = association_proxy("job", "finished_at")
 

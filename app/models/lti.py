@@ -157,6 +157,10 @@ class Activity(Timestamped, db.Model):
     max_upload_mb: Mapped[float | None] = mapped_column(Float)
     #: None means unlimited attempts; a teacher's reopen grants one more.
     max_attempts: Mapped[int | None] = mapped_column(Integer)
+    #: What this activity's gradings may spend per calendar month (UTC), in money and in
+    #: tokens; None: no limit of its own (its organization's still applies; app.spend).
+    monthly_cost_limit: Mapped[float | None] = mapped_column(Float)
+    monthly_token_limit: Mapped[int | None] = mapped_column(Integer)
     lineitem_url: Mapped[str | None] = mapped_column(String(1000))
     lineitems_url: Mapped[str | None] = mapped_column(String(1000))
     ags_scopes: Mapped[list] = mapped_column(JSON, default=list)

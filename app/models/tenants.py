@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, String
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -28,6 +28,10 @@ class Organization(Timestamped, db.Model):
     config: Mapped[dict] = mapped_column(JSON, default=dict)
     #: HMAC key that signs this organization's evaluation callbacks (shown once by the CLI).
     callback_secret: Mapped[str | None] = mapped_column(String(64))
+    #: What its gradings (every platform's and the API's) may spend per calendar month (UTC),
+    #: in the currency of EVALUAITOR_LLM_PRICES and in model tokens; None: no limit (app.spend).
+    monthly_cost_limit: Mapped[float | None] = mapped_column(Float)
+    monthly_token_limit: Mapped[int | None] = mapped_column(Integer)
 
     tokens: Mapped[list[ApiToken]] = relationship(
         back_populates="organization", cascade="all, delete-orphan"

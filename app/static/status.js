@@ -17,6 +17,7 @@
         if (!s) { return; }
         if (s.is_final) { window.location.reload(); return; }
         var text = labels[s.status] ? t(labels[s.status]) : s.status;
+        if (s.waiting_for === "budget") { text = s.message; }  // already in the reader's language
         if (s.status === "processing" && s.total) {
           text += ": " + t("step {step} of {total}", { step: s.step, total: s.total }) + " – " + s.message;
         }

@@ -24,6 +24,7 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from app import spend
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.extract.kinds import KIND_BY_EXTENSION
@@ -239,6 +240,8 @@ def _save(
             max_attempts=values["max_attempts"],
             example_count=form.get("example_count"),  # absent (older forms): unchanged
             min_confidence=form.get("min_confidence"),  # absent: unchanged; empty: none
+            monthly_cost_limit=form.get("monthly_cost_limit"),  # absent: unchanged
+            monthly_token_limit=form.get("monthly_token_limit"),
             appeal_limit=form.get("appeal_limit"),
             appeal_days=form.get("appeal_days"),
             release_policy=values["release_policy"],
@@ -282,6 +285,7 @@ def _form_page(
         release_labels=RELEASE_LABELS,
         site_max_mb=site_max_mb,
         history=activities.settings_history(activity) if mode == "settings" else [],
+        budgets=spend.activity_budgets(activity) if mode == "settings" else [],
     )
 
 
@@ -321,6 +325,8 @@ def _stored_values(activity: Activity) -> dict[str, Any]:
         "max_attempts": str(activity.max_attempts or ""),
         "example_count": str(activity.example_count),
         "min_confidence": _percent(activity.min_confidence),
+        "monthly_cost_limit": _limit(activity.monthly_cost_limit),
+        "monthly_token_limit": _limit(activity.monthly_token_limit),
         "appeal_limit": str(activity.appeal_limit),
         "appeal_days": str(activity.appeal_days or ""),
         "release_policy": activity.release_policy,
@@ -342,11 +348,21 @@ def _typed_values(form: Any) -> dict[str, Any]:
         "max_attempts": form.get("max_attempts", ""),
         "example_count": form.get("example_count", ""),
         "min_confidence": form.get("min_confidence", ""),
+        "monthly_cost_limit": form.get("monthly_cost_limit", ""),
+        "monthly_token_limit": form.get("monthly_token_limit", ""),
         "appeal_limit": form.get("appeal_limit", ""),
         "appeal_days": form.get("appeal_days", ""),
         "release_policy": form.get("release_policy", ""),
         "reference_chars": None,
     }
+
+
+def _limit(value: float | None) -> str:
+    """A stored limit as the form shows it, whole numbers without a decimal point or an
+    exponent; empty for none."""
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _percent(share: float | None) -> str:

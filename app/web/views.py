@@ -147,6 +147,7 @@ def status(token: str):
             GradingJob.progress_message,
             GradingJob.error_message,
             GradingJob.retry_at,
+            GradingJob.waiting_for,
             GradingJob.score,
             GradingJob.scale,
             Grade.override_score,
@@ -180,6 +181,8 @@ def status(token: str):
             "error": localize(row.error_message),
             "held": row.status == JobStatus.COMPLETED and not released,
             "retry_at": as_utc(row.retry_at).isoformat() if row.retry_at else None,
+            # "budget": a monthly spend limit holds it, not the grading service
+            "waiting_for": row.waiting_for if state == JobStatus.WAITING else None,
             # on the activity's maximum, as the page and the LMS gradebook show it
             "score": on_maximum(score, row.scale, row.max_score) if released else None,
             "scale": (row.max_score or row.scale) if released else None,
@@ -221,6 +224,8 @@ class LatestAttempt:
     progress_total: int
     progress_message: str
     error_message: str | None
+    #: ``budget`` while a monthly spend limit holds it (app.evaluation.budget).
+    waiting_for: str | None
     grade: None = None
 
 
@@ -243,6 +248,7 @@ _HISTORY = (
         GradingJob.progress_total,
         GradingJob.progress_message,
         GradingJob.error_message,
+        GradingJob.waiting_for,
     )
     .join(GradingJob, GradingJob.submission_id == Submission.id)
     .outerjoin(Grade, Grade.submission_id == Submission.id)
@@ -291,6 +297,7 @@ def _latest(row: Row, shown: PastAttempt) -> Submission | LatestAttempt:
         progress_total=row.progress_total,
         progress_message=row.progress_message,
         error_message=row.error_message,
+        waiting_for=row.waiting_for,
     )
 
 
