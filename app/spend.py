@@ -399,6 +399,23 @@ def _flagged(job: GradingJob | None) -> bool:
 BUDGET = "budget"
 
 
+#: Highest limits accepted: far above any school's month.
+MAX_COST_LIMIT = 1e9
+MAX_TOKEN_LIMIT = 10**13
+
+
+def read_limit(text: str, *, whole: bool) -> float | None:
+    """A limit as a person typed it: empty lifts it (None), else a number from 0 (which
+    grades nothing) to the maximum, whole for tokens. Raises ValueError otherwise."""
+    if not text.strip():
+        return None
+    value = float(text)
+    high = MAX_TOKEN_LIMIT if whole else MAX_COST_LIMIT
+    if not 0 <= value <= high or (whole and not value.is_integer()):  # also refuses nan
+        raise ValueError(f"limit {text!r} is not a number from 0 to {high:g}")
+    return int(value) if whole else value
+
+
 def month_start(now: datetime | None = None) -> datetime:
     """The first moment of ``now``'s calendar month in UTC: where a month's spend begins."""
     now = (now or datetime.now(UTC)).astimezone(UTC)

@@ -17,9 +17,10 @@ from app.lms import activities
 from app.models import Activity, GradingJob, JobStatus, ModelUsage, Submission
 from tests.conftest import run_jobs
 from tests.fakes.llm_server import _completion
+from tests.test_admin import admin, admin_app, csrf_token  # noqa: F401  (fixtures)
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
 from tests.test_reliability import stack  # noqa: F401  (the fixture: real workers)
-from tests.test_review import essay
+from tests.test_review import essay, teacher
 
 #: What the fake model reports for every call: 1,000 tokens, so a budget counts exactly.
 USAGE = {"prompt_tokens": 900, "completion_tokens": 100, "total_tokens": 1000}
@@ -276,3 +277,84 @@ def test_a_start_waits_for_another_check_of_the_same_budget(
     pipeline.run(job.id, job.job_id)
     db.session.refresh(job)
     assert job.status == JobStatus.COMPLETED
+
+
+def test_the_admin_sets_an_organizations_limits_and_sees_what_is_left(
+    admin,  # noqa: F811
+    platform,
+    llm,
+    live_tool,
+    browser,
+):
+    """The admin page: the school's limits (refused when not a number from 0), what its
+    month used and has left, and how many gradings wait; raising it grades them."""
+    llm.set_default(fixed_usage)
+    page = open_activity(browser, platform, live_tool, user="2")
+    organization = the_activity().platform.organization
+    path = f"/admin/organizations/{organization.id}/limits"
+
+    def post(**form):
+        token = csrf_token(admin.get("/admin/").text)
+        return admin.post(path, data=form | {"csrf_token": token})
+
+    refused = post(tokens="-5", cost="")
+    assert refused.status_code == 400 and 'aria-invalid="true"' in refused.text
+    assert post(tokens="2.5", cost="").status_code == 400
+    assert post(tokens="0", cost="12.5").status_code == 303
+    db.session.expire_all()
+    assert (organization.monthly_token_limit, organization.monthly_cost_limit) == (0, 12.5)
+    upload(browser, page, "essay.txt", essay("2"))
+    run_jobs()
+    shown = admin.get("/admin/").text
+    assert "0 of 0 tokens used this month, 0 left." in shown
+    assert "1 grading waits for budget." in shown
+
+    assert post(tokens="", cost="").status_code == 303
+    sweeper.sweep(timedelta(seconds=60))
+    run_jobs()
+    db.session.expire_all()
+    assert db.session.query(GradingJob).one().status == JobStatus.COMPLETED
+    assert "grading waits for budget" not in admin.get("/admin/").text
+
+
+def test_the_teacher_sets_the_limit_sees_what_is_left_and_raising_it_grades(
+    app, browser, platform, llm, live_tool
+):
+    """The settings form takes the activity's limits (refusing what is no number from 0);
+    the class list and the settings page say what is left and who waits for budget; the
+    bulk regrade's estimate says when it does not fit; saving a higher limit grades the
+    waiting work."""
+    from tests.test_deep_linking import valid_form
+
+    llm.set_default(fixed_usage)
+    student = open_activity(browser, platform, live_tool, user="2")
+    staff = teacher(browser, platform, live_tool)
+    bad = browser.post(staff + "settings", data=valid_form(monthly_token_limit="-1"))
+    assert bad.status_code == 400 and 'id="monthly_token_limit-error"' in bad.text
+    assert (
+        browser.post(staff + "settings", data=valid_form(monthly_token_limit="0")).status_code
+        == 303
+    )
+    upload(browser, student, "essay.txt", essay("2"))
+    run_jobs()
+
+    listing = browser.get(staff).text
+    assert "Waiting for budget (monthly spending limit)" in listing
+    assert "0 of 0 tokens used this month, 0 left." in listing
+    assert "1 grading waits for budget." in listing
+    form = browser.get(staff + "settings").text
+    assert 'name="monthly_token_limit" min="0" step="1" value="0"' in form
+    assert "1 grading waits for budget." in form
+
+    saved = browser.post(staff + "settings", data=valid_form(monthly_token_limit="100000"))
+    assert saved.status_code == 303
+    sweeper.sweep(timedelta(seconds=60))
+    run_jobs()
+    db.session.expire_all()
+    assert db.session.query(GradingJob).one().has_result  # graded (valid_form may hold it)
+
+    browser.post(staff + "settings", data=valid_form(monthly_token_limit="1"))
+    estimate = browser.get(staff + "regrade", params={"scope": "all"}).text
+    assert "This regrade does not fit in what is left this month" in estimate
+    left = spend.budget(the_activity()).tokens_left
+    assert f"of 1 tokens used this month, {left} left." in estimate

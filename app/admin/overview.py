@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
+from app import spend
 from app.errors import NotFound
+from app.evaluation import budget
 from app.extensions import db
 from app.models import (
     Activity,
@@ -37,6 +39,8 @@ class OrganizationUsage:
     organization: Organization | None
     platforms: list[PlatformUsage] = field(default_factory=list)
     evaluations: int = 0
+    #: This month's use of its spend limits (None for the platforms of no organization).
+    budget: spend.Budget | None = None
 
 
 def organizations() -> list[OrganizationUsage]:
@@ -48,7 +52,9 @@ def organizations() -> list[OrganizationUsage]:
         ).all()
     )
     rows: dict[int | None, OrganizationUsage] = {
-        org.id: OrganizationUsage(org, evaluations=evaluations.get(org.id, 0))
+        org.id: OrganizationUsage(
+            org, evaluations=evaluations.get(org.id, 0), budget=spend.budget(org)
+        )
         for org in db.session.scalars(select(Organization).order_by(Organization.name))
     }
     platforms = db.session.scalars(select(Platform).order_by(Platform.name, Platform.id))
@@ -90,3 +96,23 @@ def set_active(model: type[Platform] | type[Deployment], row_id: int, active: bo
     db.session.commit()
     log.info("admin switched %s %s %s", model.__tablename__, row.id, "on" if active else "off")
     return row
+
+
+def set_limits(organization_id: int, cost: str, tokens: str) -> Organization:
+    """Set an organization's monthly limits from the admin's form (empty: none); its
+    gradings waiting for budget are checked again. Raises NotFound for an unknown id and
+    ValueError for a limit that is no number from 0 up."""
+    org = db.session.get(Organization, organization_id)
+    if org is None:
+        raise NotFound()
+    org.monthly_cost_limit = spend.read_limit(cost, whole=False)
+    org.monthly_token_limit = spend.read_limit(tokens, whole=True)
+    db.session.commit()
+    budget.limits_changed(org)
+    log.info(
+        "admin set the monthly limits of organization %s: cost %s, tokens %s",
+        org.id,
+        org.monthly_cost_limit,
+        org.monthly_token_limit,
+    )
+    return org

@@ -116,6 +116,22 @@ def deployment_active(deployment_id: int):
     return redirect(url_for("admin.index"), code=303)
 
 
+@bp.post("/organizations/<int:organization_id>/limits")
+def organization_limits(organization_id: int):
+    """An organization's monthly spend limits (all its platforms and API evaluations)."""
+    if not auth.is_signed_in():
+        raise Forbidden(_("Sign in on the admin page first."))
+    try:
+        org = overview.set_limits(
+            organization_id, request.form.get("cost", ""), request.form.get("tokens", "")
+        )
+    except ValueError:
+        message = _("A limit must be a number from 0 up (tokens: a whole number), or empty.")
+        return _index(limits_error=message, limits_org=organization_id), 400
+    flash(_("The monthly limits of %(name)s are saved.", name=org.name))
+    return redirect(url_for("admin.index"), code=303)
+
+
 def _switch(model: type[Platform] | type[Deployment], row_id: int):
     """Set the row's state to the form's ``active`` field, for a signed-in admin only."""
     if not auth.is_signed_in():

@@ -47,6 +47,7 @@ def status_document(evaluation: Evaluation) -> StatusOut:
         needs_review=job.status == JobStatus.NEEDS_REVIEW,
         review_reason=_review_reason(job),
         retry_at=utc(job.retry_at) if job.status == JobStatus.WAITING else None,
+        waiting_for=(job.waiting_for or "service") if job.status == JobStatus.WAITING else None,
         callback=_callback(evaluation),
         started_at=started,
         finished_at=finished,

@@ -59,6 +59,34 @@ class OrganizationIn(Strict):
     name: str | None = Field(None, max_length=200)
     config: dict[str, Any] | None = Field(None, description="Free-form settings, no secrets.")
     is_active: bool | None = None
+    monthly_cost_limit: float | None = Field(
+        None,
+        ge=0,
+        le=1e9,
+        description="What its gradings may spend per calendar month (UTC), in the currency of "
+        "the configured model prices; null lifts it, absent leaves it.",
+    )
+    monthly_token_limit: int | None = Field(
+        None,
+        ge=0,
+        le=10**13,
+        description="Model tokens (input and output) its gradings may use per calendar month "
+        "(UTC); null lifts it, absent leaves it.",
+    )
+
+
+class BudgetOut(Strict):
+    """The organization's month so far: its limits, what its gradings used (the spend
+    ledger plus what gradings running now reserved), and what is left."""
+
+    month_start: datetime = Field(description="The first moment of this month, in UTC.")
+    cost_limit: float | None
+    token_limit: int | None
+    cost_used: float = Field(description="Priced model calls only.")
+    tokens_used: int
+    cost_left: float | None = Field(description="None when there is no money limit.")
+    tokens_left: int | None = Field(description="None when there is no token limit.")
+    waiting: int = Field(description="Gradings waiting for budget (status processing).")
 
 
 class OrganizationOut(Strict):
@@ -76,6 +104,7 @@ class OrganizationOut(Strict):
     callback_secret: str | None = Field(
         None, description="Only in the answer that created the organization: keep it."
     )
+    budget: BudgetOut
 
 
 class DatabaseInfo(Strict):
@@ -169,7 +198,13 @@ class StatusOut(Strict):
     needs_review: bool = Field(description="Completed, but the grade waits for a person.")
     review_reason: str | None
     retry_at: datetime | None = Field(
-        description="Processing, but the grading service was busy: tried again at this time."
+        description="Processing, but waiting: tried again at this time (see waiting_for)."
+    )
+    waiting_for: Literal["service", "budget"] | None = Field(
+        None,
+        description="What a waiting evaluation waits for: 'service' (the grading service was "
+        "busy or unreachable) or 'budget' (a monthly spend limit is reached: graded when it is "
+        "raised or at retry_at, the next month's start). None when it is not waiting.",
     )
     callback: CallbackState | None
     started_at: datetime | None = deprecated("processing_started_at")

@@ -2,8 +2,9 @@
 
 Clients written to the proposal (section 4.2) know five words. The core has seven
 (app.models.jobs.JobStatus); the two it adds are shown as the proposal's nearest word plus an
-extra field, so such a client never meets a word it does not know: ``waiting`` (the grading
-service was busy; tried again by itself) is ``processing`` with ``retry_at``, and
+extra field, so such a client never meets a word it does not know: ``waiting`` (tried again
+by itself) is ``processing`` with ``retry_at`` and ``waiting_for`` (``service``: the grading
+service was busy; ``budget``: a monthly spend limit is reached), and
 ``needs_review`` (graded, held for a person) is ``completed`` with ``needs_review: true``.
 """
 

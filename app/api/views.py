@@ -13,11 +13,12 @@ from pydantic import BaseModel
 from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from app import tenants
+from app import spend, tenants
 from app.api import auth, documents, evaluations, openapi
 from app.api.errors import ApiForbidden, ApiNotFound, InvalidRequest, UnsupportedMediaType
 from app.api.schemas import (
     Accepted,
+    BudgetOut,
     Cancelled,
     DatabaseInfo,
     DatabaseStatus,
@@ -33,6 +34,7 @@ from app.api.schemas import (
     utc,
 )
 from app.api.statuses import shown_as
+from app.evaluation import budget
 from app.extensions import db
 from app.grading import registry
 from app.models import Evaluation, GradingJob, Organization
@@ -138,10 +140,15 @@ def _upsert(data: OrganizationIn) -> tuple[Organization, bool, str | None]:
     org, created = tenants.upsert_organization(data.external_id, name=data.name, config=data.config)
     if data.is_active is not None:
         org.is_active = data.is_active
+    limits = {"monthly_cost_limit", "monthly_token_limit"} & data.model_fields_set
+    for name in limits:
+        setattr(org, name, getattr(data, name))
     secret = None
     if created:
         secret = org.callback_secret = auth.new_callback_secret()
     db.session.commit()
+    if limits and not created:
+        budget.limits_changed(org)  # its evaluations waiting for budget are checked again
     return org, created, secret
 
 
@@ -164,6 +171,7 @@ def _organization(org: Organization, *, callback_secret: str | None = None) -> O
         return db.session.scalar(query.where(*conditions)) or 0
 
     jobs, pending = count(), count(GradingJob.status.in_(OPEN))
+    month = spend.budget(org)
     return OrganizationOut(
         id=org.id,
         external_id=org.external_id,
@@ -177,6 +185,16 @@ def _organization(org: Organization, *, callback_secret: str | None = None) -> O
         evaluations_count=jobs,
         pending_evaluations=pending,
         callback_secret=callback_secret,
+        budget=BudgetOut(
+            month_start=spend.month_start(),
+            cost_limit=month.cost_limit,
+            token_limit=month.token_limit,
+            cost_used=month.used_cost,
+            tokens_used=month.used_tokens,
+            cost_left=month.cost_left,
+            tokens_left=month.tokens_left,
+            waiting=month.waiting,
+        ),
     )
 
 

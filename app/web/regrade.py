@@ -50,10 +50,21 @@ class Plan:
     choice: Choice
     estimate: spend.Estimate | None = None
     error: str | None = None
+    #: This month's limited budgets of the activity and its school, with what is left.
+    budgets: list[spend.Budget] = field(default_factory=list)
 
     @property
     def can_confirm(self) -> bool:
         return self.error is None and bool(self.choice.ready)
+
+    @property
+    def over_budget(self) -> list[spend.Budget]:
+        """The budgets the estimate does not fit in: some regrades will wait for budget
+        (checked again at each start: app.evaluation.budget)."""
+        if self.estimate is None:
+            return []
+        tokens = self.estimate.prompt_tokens + self.estimate.completion_tokens
+        return [b for b in self.budgets if not b.allows(self.estimate.cost, tokens)]
 
 
 @bp.get("/regrade")
@@ -84,6 +95,7 @@ def _plan(activity: Activity, values: MultiDict) -> Plan:
         plan.error = str(NOTHING_CHOSEN)
         return plan
     submissions = [row.submission for row in plan.choice.ready]
+    plan.budgets = spend.activity_budgets(activity)
     try:
         plan.estimate = spend.estimate(activity, submissions, config)
     except (PluginError, RubricError) as exc:

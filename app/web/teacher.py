@@ -79,6 +79,7 @@ def teacher_page(token: str, session: LaunchSession, activity: Activity):
         or _grades_without_model(activity),
         own_column=activities.has_own_column(activity.id),
         examples=calibration.summary(activity),
+        budgets=spend.activity_budgets(activity),
     )
 
 
