@@ -12,8 +12,9 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from app import tenants
+from app import spend, tenants
 from app.api import auth
+from app.evaluation import budget
 from app.extensions import db
 from app.models import ApiToken, Organization
 
@@ -104,3 +105,34 @@ def org_callback_secret(external_id: str) -> None:
     org.callback_secret = auth.new_callback_secret()
     db.session.commit()
     click.echo(org.callback_secret)
+
+
+@org_group.command("limits")
+@click.argument("external_id")
+@click.option("--tokens", default=None, help="Model tokens per month; '' for no limit.")
+@click.option("--cost", default=None, help="Spending per month (price currency); '' for none.")
+@with_appcontext
+def org_limits(external_id: str, tokens: str | None, cost: str | None) -> None:
+    """Set the organization's monthly spend limits (UTC months; every platform of it and its
+    API evaluations), those given only, and print its month so far."""
+    org = _organization(external_id)
+    try:
+        if tokens is not None:
+            org.monthly_token_limit = spend.read_limit(tokens, whole=True)
+        if cost is not None:
+            org.monthly_cost_limit = spend.read_limit(cost, whole=False)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    db.session.commit()
+    if tokens is not None or cost is not None:
+        budget.limits_changed(org)
+    month = spend.budget(org)
+    click.echo(
+        f"{org.external_id}: tokens {month.used_tokens} used of {_limit(month.token_limit)}, "
+        f"spending {month.used_cost:.2f} of {_limit(month.cost_limit)} this month (UTC); "
+        f"{month.waiting} waiting for budget."
+    )
+
+
+def _limit(value: float | None) -> str:
+    return "no limit" if value is None else f"{value:g}"

@@ -62,3 +62,18 @@ def test_a_new_callback_secret_replaces_the_old_one(invoke):
     assert len(first) == len(second) == 64 and first != second
     db.session.expire_all()
     assert db.session.query(Organization).one().callback_secret == second
+
+
+def test_org_limits_sets_and_shows_the_monthly_limits(invoke):
+    invoke("org", "add", "acme")
+    shown = invoke("org", "limits", "acme", "--tokens", "5000", "--cost", "2.5")
+    assert shown.exit_code == 0, shown.output
+    assert "tokens 0 used of 5000, spending 0.00 of 2.5 this month (UTC)" in shown.output
+    db.session.expire_all()
+    org = db.session.query(Organization).one()
+    assert (org.monthly_token_limit, org.monthly_cost_limit) == (5000, 2.5)
+    assert invoke("org", "limits", "acme", "--tokens", "").exit_code == 0
+    db.session.expire_all()
+    assert (org.monthly_token_limit, org.monthly_cost_limit) == (None, 2.5)
+    refused = invoke("org", "limits", "acme", "--cost", "-1")
+    assert refused.exit_code != 0 and "not a number from 0" in refused.output
