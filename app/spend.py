@@ -500,20 +500,32 @@ def budget(owner: Organization | Activity, now: datetime | None = None) -> Budge
     )
 
 
+def limited_scopes(job: GradingJob) -> list[Organization | Activity]:
+    """The organization and activity of a grading that have a limit (no query for their
+    month: most gradings have none, and this is asked before each one starts)."""
+    if job.evaluation is not None:
+        scopes = [job.evaluation.organization]
+    elif job.submission is not None:
+        scopes = _scopes_of(job.submission.activity)
+    else:
+        scopes = []
+    return [scope for scope in scopes if _limited(scope)]
+
+
 def budgets_of(job: GradingJob, now: datetime | None = None) -> list[Budget]:
     """The limited budgets a grading counts against: its organization's, its activity's."""
-    if job.evaluation is not None:
-        organization = job.evaluation.organization
-        return [budget(organization, now)] if _limited(organization) else []
-    return activity_budgets(job.submission.activity, now) if job.submission else []
+    return [budget(scope, now) for scope in limited_scopes(job)]
 
 
 def activity_budgets(activity: Activity, now: datetime | None = None) -> list[Budget]:
     """The limited budgets the activity's gradings count against: its organization's (the
     school's, over all its platforms) and its own."""
+    return [budget(scope, now) for scope in _scopes_of(activity) if _limited(scope)]
+
+
+def _scopes_of(activity: Activity) -> list[Organization | Activity]:
     organization = activity.platform.organization
-    scopes = [organization, activity] if organization is not None else [activity]
-    return [budget(s, now) for s in scopes if _limited(s)]
+    return [organization, activity] if organization is not None else [activity]
 
 
 def _limited(owner: Organization | Activity) -> bool:

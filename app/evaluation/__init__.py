@@ -5,6 +5,7 @@ sent it (an LMS submission or a REST API evaluation), and no fault needs a perso
 - :mod:`.owners`: what each side adds (LTI: the student, activity, release and AGS; API: the
   organization, its reference and the callback), registered by that side.
 - :mod:`.pipeline`: the grading job itself: claim, extract, grade, store, or wait and retry.
+- :mod:`.budget`: monthly spend limits, checked before a grading starts (it waits if over).
 - :mod:`.delivery`: messages to other systems (scores, column updates, callbacks), retried.
 - :mod:`.sweeper`: the scheduler and healer: queues due retries and work Redis lost.
 

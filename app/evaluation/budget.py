@@ -66,7 +66,7 @@ def admission(job: GradingJob) -> Iterator[Admission]:
     reservation) or makes it wait inside the ``with``, while the budget's lock is held.
     Raises LockError when another check held it for :data:`LOCK_SECONDS` (the RQ job fails
     before taking the row; the sweeper queues it again)."""
-    if not spend.budgets_of(job):
+    if not spend.limited_scopes(job):
         yield Admission()
         return
     lock = redis_connection().lock(

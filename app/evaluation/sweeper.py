@@ -7,7 +7,8 @@ that RQ will not run:
 - a grading job in line (``pending``) whose RQ job is missing (Redis was down or lost its
   data), failed (the job died before it claimed the row: "database is locked", a crash in
   its setup), or finished without grading it;
-- a grading job whose retry is due (``waiting``);
+- a grading job whose retry is due (``waiting``: after a busy grading service, or for
+  budget once the month turned or a limit changed, app.evaluation.budget);
 - a grading job being graded whose worker stopped or died (SIGTERM, OOM killer, a machine
   lost): handed back to the queue; after :data:`MAX_HANDBACKS` it is failed instead, since
   it is probably what kills its workers;
