@@ -3,6 +3,7 @@ waits for budget, never fails, and is graded once the limit is raised or the mon
 
 from __future__ import annotations
 
+import html
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -358,3 +359,16 @@ def test_the_teacher_sets_the_limit_sees_what_is_left_and_raising_it_grades(
     assert "This regrade does not fit in what is left this month" in estimate
     left = spend.budget(the_activity()).tokens_left
     assert f"of 1 tokens used this month, {left} left." in estimate
+
+
+def test_a_spanish_student_reads_the_wait_in_spanish(browser, platform, llm, live_tool):
+    from tests.test_i18n import in_locale
+
+    llm.set_default(fixed_usage)
+    student = open_activity(browser, platform, live_tool, **in_locale("es-ES"))
+    activities.configure(the_activity(), monthly_cost_limit="0", monthly_token_limit="0")
+    upload(browser, student, "essay.txt", essay("2"))
+    run_jobs()
+    spanish = "En espera de presupuesto de corrección: se ha alcanzado el límite de gasto"
+    assert spanish in html.unescape(browser.get(student).text)
+    assert status(browser, student)["message"].startswith(spanish)
