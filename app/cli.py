@@ -396,6 +396,8 @@ def activity_list() -> None:
     default=None,
     help="Hold grades whose confidence is below this, 0-1 or a percentage ('' for none).",
 )
+@click.option("--monthly-tokens", default=None, help="Model tokens per UTC month ('' for none).")
+@click.option("--monthly-cost", default=None, help="Spending per UTC month ('' for none).")
 @with_appcontext
 def activity_configure(
     activity_id: int,
@@ -413,6 +415,8 @@ def activity_configure(
     max_upload_mb: str | None,
     max_attempts: str | None,
     min_confidence: str | None,
+    monthly_tokens: str | None,
+    monthly_cost: str | None,
 ) -> None:
     """Validate and store an activity's grading settings."""
     from app.grading.registry import PluginError
@@ -440,6 +444,8 @@ def activity_configure(
             max_upload_mb=max_upload_mb,
             max_attempts=max_attempts,
             min_confidence=min_confidence,
+            monthly_token_limit=monthly_tokens,
+            monthly_cost_limit=monthly_cost,
         )
     except json.JSONDecodeError as exc:
         raise click.UsageError(f"--params is not valid JSON: {exc}") from exc

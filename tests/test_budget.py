@@ -372,3 +372,25 @@ def test_a_spanish_student_reads_the_wait_in_spanish(browser, platform, llm, liv
     spanish = "En espera de presupuesto de corrección: se ha alcanzado el límite de gasto"
     assert spanish in html.unescape(browser.get(student).text)
     assert status(browser, student)["message"].startswith(spanish)
+
+
+def test_the_cli_sets_an_activitys_limits_with_the_same_rules(app, browser, platform, live_tool):
+    from click.testing import CliRunner
+    from flask.cli import ScriptInfo
+
+    from app.cli import cli
+
+    open_activity(browser, platform, live_tool, user="2")
+    activity_id = str(the_activity().id)
+
+    def invoke(*args: str):
+        info = ScriptInfo(create_app=lambda: app)
+        return CliRunner().invoke(cli, ["activity", "configure", activity_id, *args], obj=info)
+
+    refused = invoke("--monthly-tokens", "1.5")
+    assert refused.exit_code == 1 and "monthly_token_limit: Enter a whole number" in refused.output
+    assert invoke("--monthly-tokens", "20000", "--monthly-cost", "3.5").exit_code == 0
+    activity = the_activity()
+    assert (activity.monthly_token_limit, activity.monthly_cost_limit) == (20000, 3.5)
+    assert invoke("--monthly-cost", "").exit_code == 0
+    assert the_activity().monthly_cost_limit is None
