@@ -89,6 +89,7 @@ def _use_local_llm(config: Config) -> None:
         ports = discovery.probe_ports(config["EVALUAITOR_LLM_PROBE_PORTS"])
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
+    ports = discovery.allowed_ports(ports, config)
     server = discovery.find_local_server(ports)
     if server is None:
         looked = (
@@ -186,6 +187,7 @@ def worker_command(burst: bool) -> None:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
     if os.environ.get(discovery.WATCH_VARIABLE) and not app.config["EVALUAITOR_LLM_BASE_URL"]:
         ports = discovery.probe_ports(app.config["EVALUAITOR_LLM_PROBE_PORTS"])
+        ports = discovery.allowed_ports(ports, app.config)
         wanted = app.config["EVALUAITOR_LLM_MODEL"]
         _watch_for_llm(app.config, ports, lambda _server: _grade_what_waited(app, wanted))
     work(

@@ -104,3 +104,30 @@ def org_callback_secret(external_id: str) -> None:
     org.callback_secret = auth.new_callback_secret()
     db.session.commit()
     click.echo(org.callback_secret)
+
+
+@org_group.command("models")
+@click.argument("external_id")
+@click.argument("urls", nargs=-1)
+@click.option(
+    "--any", "lift", is_flag=True, help="Lift the restriction: any server the site allows."
+)
+@with_appcontext
+def org_models(external_id: str, urls: tuple[str, ...], lift: bool) -> None:
+    """Show, or set, the only model servers that may receive the organization's students'
+    work: their base URLs (and the paths below them), e.g. https://llm.school.edu/v1. A
+    grading for it with any other server fails without sending anything."""
+    org = _organization(external_id)
+    if urls and lift:
+        raise click.UsageError("Give base URLs or --any, not both.")
+    if urls or lift:
+        try:
+            tenants.set_model_base_urls(org, urls)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="URLS") from exc
+        db.session.commit()
+    allowed = tenants.model_base_urls(org)
+    click.echo(
+        f"Organization {org.external_id}: model servers allowed: "
+        + (", ".join(allowed) if allowed else "any the site allows")
+    )

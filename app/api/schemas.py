@@ -59,6 +59,14 @@ class OrganizationIn(Strict):
     name: str | None = Field(None, max_length=200)
     config: dict[str, Any] | None = Field(None, description="Free-form settings, no secrets.")
     is_active: bool | None = None
+    model_base_urls: list[str] | None = Field(
+        None,
+        description=(
+            "Base URLs of the only model servers that may receive this organization's "
+            "students' work (and the paths below them); [] lifts the restriction. Omitted: "
+            "unchanged."
+        ),
+    )
 
 
 class OrganizationOut(Strict):
@@ -67,6 +75,9 @@ class OrganizationOut(Strict):
     name: str
     is_active: bool
     config: dict[str, Any]
+    model_base_urls: list[str] = Field(
+        description="The model servers allowed to receive its work ([] = any the site allows)."
+    )
     created_at: datetime
     updated_at: datetime
     jobs_count: int

@@ -3,6 +3,7 @@ the rules live in :mod:`app.api.evaluations`, :mod:`app.api.auth` and :mod:`app.
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from typing import Any
 
@@ -37,6 +38,8 @@ from app.extensions import db
 from app.grading import registry
 from app.models import Evaluation, GradingJob, Organization
 from app.models.jobs import OPEN
+
+log = logging.getLogger(__name__)
 
 bp = Blueprint("api", __name__)
 
@@ -138,6 +141,13 @@ def _upsert(data: OrganizationIn) -> tuple[Organization, bool, str | None]:
     org, created = tenants.upsert_organization(data.external_id, name=data.name, config=data.config)
     if data.is_active is not None:
         org.is_active = data.is_active
+    if data.model_base_urls is not None:
+        try:
+            urls = tenants.set_model_base_urls(org, data.model_base_urls)
+        except ValueError as exc:
+            db.session.rollback()
+            raise InvalidRequest(f"model_base_urls: {exc}") from exc
+        log.info("organization %s: model servers allowed: %s", org.external_id, urls or "any")
     secret = None
     if created:
         secret = org.callback_secret = auth.new_callback_secret()
@@ -170,6 +180,7 @@ def _organization(org: Organization, *, callback_secret: str | None = None) -> O
         name=org.name,
         is_active=org.is_active,
         config=org.config or {},
+        model_base_urls=list(tenants.model_base_urls(org)),
         created_at=utc(org.created_at),
         updated_at=utc(org.updated_at),
         jobs_count=jobs,
@@ -206,6 +217,7 @@ def submit_evaluation():
         data_dir=config["EVALUAITOR_DATA_DIR"],
         max_mb=config["EVALUAITOR_MAX_UPLOAD_MB"],
         default_model=config["EVALUAITOR_LLM_MODEL"],
+        forbidden_model=tenants.forbidden_model(org, config),
     )
     accepted = Accepted(
         job_code=evaluation.code,
