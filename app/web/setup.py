@@ -24,13 +24,11 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-from app import tenants
 from app.errors import Forbidden, NotFound
 from app.extensions import db
 from app.extract.kinds import KIND_BY_EXTENSION
 from app.grading import registry
 from app.grading.rubric import RubricError
-from app.i18n import localize
 from app.lms import activities
 from app.lms.activities import KIND_LABELS, SettingsError
 from app.lti import deep_linking, lineitem_sync, passback
@@ -205,11 +203,6 @@ def _save(
     else:
         params, params_problems = setup_form.read_params(plugin, form)
         problems.update(params_problems)
-        forbidden = registry.sends_to_a_model(plugin, params) and tenants.forbidden_model(
-            activity.platform.organization, current_app.config
-        )
-        if forbidden:  # saved, every submission would fail: say it now
-            problems["plugin"] = localize(forbidden)
     if not values["accepted_kinds"]:
         problems["accepted_kinds"] = _("Choose at least one kind of file.")
     rubric_text = values["rubric"]
