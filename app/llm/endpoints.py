@@ -32,6 +32,12 @@ SITE_SETTING = "EVALUAITOR_LLM_ALLOWED_BASE_URLS"
 #: Entries an organization's list may hold, and the length of one.
 MAX_ENTRIES = 20
 MAX_URL_CHARS = 500
+#: What the REST API documents an entry to be (:func:`normalize` accepts every match).
+URL_PATTERN = (
+    r"^https?://[A-Za-z0-9.-]+"
+    r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
+    r"(/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?$"
+)
 
 
 def normalize(url: str) -> str:
@@ -48,7 +54,7 @@ def normalize(url: str) -> str:
         raise ValueError(f"not an http:// or https:// URL with a host: {url[:80]!r}")
     if parsed.userinfo or parsed.query or parsed.fragment:
         raise ValueError(f"a base URL has no user, query or fragment: {url[:80]!r}")
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    port = parsed.port if parsed.port is not None else 443 if parsed.scheme == "https" else 80
     return f"{parsed.scheme}://{parsed.host.lower()}:{port}{parsed.path.rstrip('/')}"
 
 
