@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
+from app import tenants
 from app.errors import NotFound
 from app.extensions import db
 from app.models import (
@@ -90,3 +91,16 @@ def set_active(model: type[Platform] | type[Deployment], row_id: int, active: bo
     db.session.commit()
     log.info("admin switched %s %s %s", model.__tablename__, row.id, "on" if active else "off")
     return row
+
+
+def set_model_servers(organization_id: int, text: str) -> Organization:
+    """Replace an organization's allowlist of model servers with the base URLs in ``text``
+    (separated by commas, blanks or lines; empty lifts it); raises NotFound for an unknown
+    id and ValueError naming an entry that is not a base URL."""
+    org = db.session.get(Organization, organization_id)
+    if org is None:
+        raise NotFound()
+    urls = tenants.set_model_base_urls(org, text)
+    db.session.commit()
+    log.info("admin set the model servers of organization %s: %s", org.id, urls or "any")
+    return org
