@@ -14,6 +14,7 @@ removes those folders, once its rows are gone.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -27,6 +28,8 @@ from app.llm.cache import scope_path
 from app.llm.errors import LLMForbiddenError
 from app.models import Organization, Platform
 from app.text import clean_name
+
+log = logging.getLogger(__name__)
 
 #: Length of a tenant's name (``organization.name``, ``platform.name``).
 NAME_CHARS = 200
@@ -71,8 +74,14 @@ def model_base_urls(org: Organization | None) -> tuple[str, ...]:
 
 def set_model_base_urls(org: Organization, urls: Iterable[str] | str) -> tuple[str, ...]:
     """Replace the organization's allowlist (normalized; empty lifts it); returns it. Raises
-    ValueError naming an entry that is not a base URL. Uncommitted."""
+    ValueError naming an entry that is not a base URL. Uncommitted; logged (organization
+    changes have no audit table)."""
     org.model_base_urls = list(endpoints.parse(urls))
+    log.info(
+        "organization %s: model servers allowed: %s",
+        org.external_id,
+        ", ".join(org.model_base_urls) or "any the site allows",
+    )
     return tuple(org.model_base_urls)
 
 

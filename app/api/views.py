@@ -3,7 +3,6 @@ the rules live in :mod:`app.api.evaluations`, :mod:`app.api.auth` and :mod:`app.
 
 from __future__ import annotations
 
-import logging
 from functools import cache
 from typing import Any
 
@@ -38,8 +37,6 @@ from app.extensions import db
 from app.grading import registry
 from app.models import Evaluation, GradingJob, Organization
 from app.models.jobs import OPEN
-
-log = logging.getLogger(__name__)
 
 bp = Blueprint("api", __name__)
 
@@ -143,11 +140,10 @@ def _upsert(data: OrganizationIn) -> tuple[Organization, bool, str | None]:
         org.is_active = data.is_active
     if data.model_base_urls is not None:
         try:
-            urls = tenants.set_model_base_urls(org, data.model_base_urls)
+            tenants.set_model_base_urls(org, data.model_base_urls)
         except ValueError as exc:
             db.session.rollback()
             raise InvalidRequest(f"model_base_urls: {exc}") from exc
-        log.info("organization %s: model servers allowed: %s", org.external_id, urls or "any")
     secret = None
     if created:
         secret = org.callback_secret = auth.new_callback_secret()
