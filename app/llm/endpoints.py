@@ -20,8 +20,9 @@ byte of the work is sent, with :class:`app.llm.errors.LLMForbiddenError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -43,6 +44,22 @@ URL_PATTERN = (
 def normalize(url: str) -> str:
     """``url`` as compared: scheme and host in lower case, the port always written, no query,
     fragment or trailing slash. Raises ValueError for anything but an http(s) URL with a host."""
+    parsed = _parsed(url)
+    if parsed.userinfo or parsed.query or parsed.fragment:
+        raise ValueError(f"a base URL has no user, query or fragment: {url[:80]!r}")
+    return _compared(parsed)
+
+
+def shown(url: str) -> str:
+    """``url`` as :func:`normalize` writes it, for a log line: without a password it may
+    carry, or a placeholder when it is no URL at all."""
+    try:
+        return _compared(_parsed(url))
+    except ValueError:
+        return "(not an http(s) URL)"
+
+
+def _parsed(url: str) -> httpx.URL:
     text = url.strip()
     if not text or len(text) > MAX_URL_CHARS:
         raise ValueError(f"not a base URL: {url[:80]!r}")
@@ -52,8 +69,10 @@ def normalize(url: str) -> str:
         raise ValueError(f"not a base URL: {url[:80]!r} ({exc})") from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise ValueError(f"not an http:// or https:// URL with a host: {url[:80]!r}")
-    if parsed.userinfo or parsed.query or parsed.fragment:
-        raise ValueError(f"a base URL has no user, query or fragment: {url[:80]!r}")
+    return parsed
+
+
+def _compared(parsed: httpx.URL) -> str:
     port = parsed.port if parsed.port is not None else 443 if parsed.scheme == "https" else 80
     return f"{parsed.scheme}://{parsed.host.lower()}:{port}{parsed.path.rstrip('/')}"
 
@@ -87,10 +106,9 @@ class Allowlists:
     organization: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, config: object, organization: Iterable[str] | None = ()) -> Allowlists:
+    def of(cls, config: Mapping[str, Any], organization: Iterable[str] = ()) -> Allowlists:
         """The site's list from a config mapping, with the organization's list."""
-        raw = config.get(SITE_SETTING) if hasattr(config, "get") else None
-        return cls(site=parse(raw or None), organization=parse(organization or ()))
+        return cls(site=parse(config.get(SITE_SETTING) or None), organization=parse(organization))
 
     def allows(self, base_url: str) -> bool:
         return _allows(self.site, base_url) and _allows(self.organization, base_url)
@@ -100,4 +118,13 @@ class Allowlists:
         list that forbids it and what it allows."""
         for entries, owner in ((self.organization, "organization"), (self.site, "site")):
             if not _allows(entries, base_url):
-                raise LLMForbiddenError.for_list(owner, entries, base_url)
+                allowed = ", ".join(entries)
+                template = (
+                    LLMForbiddenError.ORGANIZATION
+                    if owner == "organization"
+                    else LLMForbiddenError.SITE
+                )
+                raise LLMForbiddenError(
+                    f"the {owner}'s allowlist ({allowed}) does not include {shown(base_url)}",
+                    user_message=template % {"allowed": allowed},
+                )

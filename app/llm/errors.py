@@ -58,16 +58,6 @@ class LLMForbiddenError(LLMError):
         "is not one of them, so the work was not sent. Ask your administrator."
     )
 
-    @classmethod
-    def for_list(cls, owner: str, allowed: tuple[str, ...], base_url: str) -> LLMForbiddenError:
-        """The error of a call to ``base_url`` refused by ``owner``'s list ("organization" or
-        "site"); only the detail, for administrators, names the refused server."""
-        template = cls.ORGANIZATION if owner == "organization" else cls.SITE
-        return cls(
-            f"the {owner}'s allowlist ({', '.join(allowed)}) does not include {base_url}",
-            user_message=template % {"allowed": ", ".join(allowed)},
-        )
-
 
 class LLMTimeoutError(LLMError):
     """The server did not answer in time, even after retrying."""

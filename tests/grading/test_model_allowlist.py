@@ -155,3 +155,18 @@ def test_discovery_does_not_ask_a_port_the_site_forbids():
     config = {endpoints.SITE_SETTING: "http://127.0.0.1:1234/v1"}
     assert allowed_ports((11434, 1234, 8000), config) == (1234,)
     assert allowed_ports((11434, 1234), {}) == (11434, 1234)
+
+
+def test_a_refused_servers_password_never_reaches_the_log_line():
+    lists = endpoints.Allowlists(site=endpoints.parse(["https://llm.school.edu"]))
+    with pytest.raises(LLMForbiddenError) as refused:
+        lists.check("https://user:s3cret@llm.example.com/v1")
+    assert "s3cret" not in str(refused.value) and "llm.example.com:443/v1" in str(refused.value)
+
+
+def test_a_bad_site_list_stops_the_start(monkeypatch, tmp_path):
+    from app import config
+
+    monkeypatch.setenv(endpoints.SITE_SETTING, "https://llm.school.edu, llm.example.com")
+    with pytest.raises(ValueError, match=endpoints.SITE_SETTING):
+        config.load(str(tmp_path))
