@@ -89,23 +89,27 @@ def _use_local_llm(config: Config) -> None:
         ports = discovery.probe_ports(config["EVALUAITOR_LLM_PROBE_PORTS"])
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
-    server = discovery.find_local_server(ports)
+    allowed = discovery.allowed_ports(ports, config)
+    server = discovery.find_local_server(allowed)
     if server is None:
-        looked = (
-            "no OpenAI-compatible server answered on 127.0.0.1 "
-            f"(ports {', '.join(map(str, ports))}); looking again every "
-            f"{config['EVALUAITOR_LLM_PROBE_EVERY']:g} s"
-            if ports
-            else "looking for a local one is off (EVALUAITOR_LLM_PROBE_PORTS)"
-        )
+        if allowed:
+            looked = (
+                "no OpenAI-compatible server answered on 127.0.0.1 "
+                f"(ports {', '.join(map(str, allowed))}); looking again every "
+                f"{config['EVALUAITOR_LLM_PROBE_EVERY']:g} s"
+            )
+        elif ports:
+            looked = "EVALUAITOR_LLM_ALLOWED_BASE_URLS allows none of the local ports looked at"
+        else:
+            looked = "looking for a local one is off (EVALUAITOR_LLM_PROBE_PORTS)"
         click.echo(
             f"No EVALUAITOR_LLM_BASE_URL, and {looked}: essays wait for a model. The practice "
             "course's programming activity is graded without one (program tests). To grade "
             "with a model, set EVALUAITOR_LLM_BASE_URL, e.g. http://127.0.0.1:11434/v1 for Ollama."
         )
-        if ports:
+        if allowed:
             os.environ[discovery.WATCH_VARIABLE] = "1"  # the worker looks too
-            _watch_for_llm(config, ports, lambda server: _say_found(config, server))
+            _watch_for_llm(config, allowed, lambda server: _say_found(config, server))
         return
     _say_found(config, server)
     model = discovery.adopt(config, server)
@@ -186,6 +190,7 @@ def worker_command(burst: bool) -> None:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
     if os.environ.get(discovery.WATCH_VARIABLE) and not app.config["EVALUAITOR_LLM_BASE_URL"]:
         ports = discovery.probe_ports(app.config["EVALUAITOR_LLM_PROBE_PORTS"])
+        ports = discovery.allowed_ports(ports, app.config)
         wanted = app.config["EVALUAITOR_LLM_MODEL"]
         _watch_for_llm(app.config, ports, lambda _server: _grade_what_waited(app, wanted))
     work(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app import outbound
+from app.llm import endpoints
 
 #: Environment variables that are read as-is (strings), with their defaults.
 _STRING_SETTINGS: dict[str, str | None] = {
@@ -30,6 +31,10 @@ _STRING_SETTINGS: dict[str, str | None] = {
     # OpenAI-compatible server (comma-separated; "off": none). Unset: Ollama's, LM Studio's,
     # vLLM's and llama.cpp's defaults (app/llm/discovery.py).
     "EVALUAITOR_LLM_PROBE_PORTS": None,
+    # Base URLs of the model servers that may receive students' work, comma-separated; unset:
+    # any. An organization's own list (organization.model_base_urls) can only narrow it; a
+    # call to another server is refused before anything is sent (app/llm/endpoints.py).
+    "EVALUAITOR_LLM_ALLOWED_BASE_URLS": None,
     "EVALUAITOR_QUEUE_PREFIX": "evaluaitor",
     # Bearer token for the REST API's admin endpoints (organizations, database status);
     # unset, those endpoints refuse every request.
@@ -190,6 +195,10 @@ def load(instance_path: str) -> dict[str, Any]:
         config[key] = _seconds(key, env[key]) if env.get(key) else list(default)
     config["EVALUAITOR_LLM_PRICES"] = _prices(env.get("EVALUAITOR_LLM_PRICES") or "{}")
     _check_steering(config)
+    try:
+        endpoints.parse(config["EVALUAITOR_LLM_ALLOWED_BASE_URLS"])
+    except ValueError as exc:
+        raise ValueError(f"EVALUAITOR_LLM_ALLOWED_BASE_URLS: {exc}") from exc
     return config
 
 

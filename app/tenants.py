@@ -14,16 +14,22 @@ removes those folders, once its rows are gone.
 
 from __future__ import annotations
 
+import logging
 import shutil
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
 from app.extensions import db
+from app.llm import endpoints
 from app.llm.cache import scope_path
+from app.llm.errors import LLMForbiddenError
 from app.models import Organization, Platform
 from app.text import clean_name
+
+log = logging.getLogger(__name__)
 
 #: Length of a tenant's name (``organization.name``, ``platform.name``).
 NAME_CHARS = 200
@@ -59,6 +65,39 @@ def upsert_organization(
         org.config = config
     db.session.flush()
     return org, created
+
+
+def model_base_urls(org: Organization | None) -> tuple[str, ...]:
+    """The organization's allowlist of model servers (app.llm.endpoints); empty allows any."""
+    return tuple(org.model_base_urls or ()) if org is not None else ()
+
+
+def set_model_base_urls(org: Organization, urls: Iterable[str] | str) -> tuple[str, ...]:
+    """Replace the organization's allowlist (normalized; empty lifts it); returns it. Raises
+    ValueError naming an entry that is not a base URL. Uncommitted; logged (organization
+    changes have no audit table)."""
+    org.model_base_urls = list(endpoints.parse(urls))
+    log.info(
+        "organization %s: model servers allowed: %s",
+        org.external_id,
+        ", ".join(org.model_base_urls) or "any the site allows",
+    )
+    return tuple(org.model_base_urls)
+
+
+def forbidden_model(org: Organization | None, config: Mapping[str, Any]) -> str | None:
+    """Why the configured model server may not grade this organization's work (the message
+    the grading would fail with), or None when it may or when none is configured yet (a
+    server found later is checked at each call). Setting up an activity or sending an API
+    evaluation asks first, so a teacher learns it then, not from a failed grading."""
+    base_url = str(config.get("EVALUAITOR_LLM_BASE_URL") or "").strip()
+    if not base_url:
+        return None
+    try:
+        endpoints.Allowlists.of(config, model_base_urls(org)).check(base_url)
+    except LLMForbiddenError as exc:
+        return exc.user_message
+    return None
 
 
 def attach_platform(platform: Platform) -> Organization:

@@ -185,3 +185,46 @@ def test_a_dynamically_registered_platform_is_activated_here(admin, live_tool):
         platform_id = db.session.query(Platform).one().id
         switch(admin, f"/admin/platforms/{platform_id}/active", active=True)
         assert browser_launch(admin, moodle, live_tool).status_code == 303
+
+
+def test_the_admin_sets_an_organizations_model_servers(admin, platform, llm, live_tool):
+    """Set on the page, the list holds the platform's gradings: the configured server is not
+    on it, so a submission fails without a request reaching it; emptied, it grades again."""
+    organization = db.session.query(Platform).one().organization
+    path = f"/admin/organizations/{organization.id}/model-servers"
+    page = admin.get("/admin/").text
+    assert 'name="urls"' in page
+    refused = admin.post(path, data={"urls": "not-a-url", "csrf_token": csrf_token(page)})
+    assert refused.status_code == 303
+    assert "were not changed" in admin.get("/admin/").text
+
+    page = admin.get("/admin/").text
+    urls = "https://llm.school.example/v1 http://10.0.0.5:8000"
+    assert admin.post(path, data={"urls": urls, "csrf_token": csrf_token(page)}).status_code == 303
+    page = admin.get("/admin/").text
+    assert "https://llm.school.example:443/v1 http://10.0.0.5:8000" in page
+    db.session.expire_all()
+    assert db.session.get(type(organization), organization.id).model_base_urls == [
+        "https://llm.school.example:443/v1",
+        "http://10.0.0.5:8000",
+    ]
+    student = open_activity(admin, platform, live_tool)
+    upload(admin, student, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert llm.requests == []
+
+    page = admin.get("/admin/").text
+    admin.post(path, data={"urls": "", "csrf_token": csrf_token(page)})
+    assert "any the site allows" in admin.get("/admin/").text
+
+
+def test_model_servers_need_a_signed_in_admin(admin_app, browser, platform):
+    organization_id = db.session.query(Platform).one().organization_id
+    page = browser.get("/admin/").text
+    response = browser.post(
+        f"/admin/organizations/{organization_id}/model-servers",
+        data={"urls": "https://llm.school.example", "csrf_token": csrf_token(page)},
+    )
+    assert response.status_code == 403
+    db.session.expire_all()
+    assert not db.session.query(Platform).one().organization.model_base_urls

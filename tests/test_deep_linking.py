@@ -610,3 +610,30 @@ def test_the_platform_verifies_the_answer_strictly(
     assert response.status_code == 400
     assert reason in response.text
     assert platform.deep_linking.links == {}
+
+
+def test_a_strategy_sending_work_to_a_model_the_school_forbids_is_refused(
+    app, browser, platform, llm, live_tool
+):
+    """The organization allows only its own server: the form says so at setup, by the
+    strategy, and saves nothing; program tests need no model and are saved. The settings
+    page and the CLI go through the same rules (app.lms.activities.configure)."""
+    from app import tenants
+    from app.models import Platform
+
+    organization = db.session.query(Platform).one().organization
+    tenants.set_model_base_urls(organization, ["https://llm.school.example/v1"])
+    db.session.commit()
+    page = start_setup(browser, platform, live_tool)
+    response = post_form(browser, page, valid_form())
+    assert response.status_code == 400
+    error = response.text.split('id="plugin-error">', 1)[1].split("</p>", 1)[0]
+    assert "This organization only allows models at https://llm.school.example:443/v1" in error
+    assert platform.deep_linking.answers == [] and only_activity().title != "Photosynthesis essay"
+
+    tree = '{"base": {"children": [{"name": "long", "test": {"kind": "word_count", "min": 5}}]}}'
+    saved = post_form(
+        browser, page, valid_form(plugin="criteria_tree", **{"p.criteria_tree.tree": tree})
+    )
+    assert saved.status_code == 200, saved.text
+    assert only_activity().plugin_name == "criteria_tree" and llm.requests == []

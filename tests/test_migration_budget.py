@@ -35,7 +35,7 @@ def test_0010_gives_old_ledger_rows_their_platforms_organization(
                         "now": "2026-11-01 00:00:00",
                     },
                 )
-        upgrade(revision="0010_budget_monthly_limits")
+        upgrade(revision="0010")
         with engine.connect() as connection:
             owners = connection.execute(
                 text("SELECT id, organization_id FROM model_usage ORDER BY id")

@@ -380,6 +380,23 @@ def test_run_says_when_no_model_server_answers_and_what_works_without_one(tmp_pa
         assert run.process.returncode == 0 and "Found an" not in run.output
 
 
+def test_run_never_adopts_a_local_server_the_sites_allowlist_forbids(tmp_path):
+    """A server on this machine would grade every school's work: one outside
+    EVALUAITOR_LLM_ALLOWED_BASE_URLS is not asked, and the message says why."""
+    with FakeLLM() as llm, processes.reaped(tmp_path):
+        run = Run(
+            tmp_path,
+            EVALUAITOR_LLM_PROBE_PORTS=str(httpx.URL(llm.url).port),
+            EVALUAITOR_LLM_ALLOWED_BASE_URLS="https://llm.school.example/v1",
+        )
+        said = run.wait_for_line("No EVALUAITOR_LLM_BASE_URL")
+        assert "EVALUAITOR_LLM_ALLOWED_BASE_URLS allows none of the local ports" in said
+        run.wait_until_up()
+        run.stop(signal.SIGTERM, timeout=STOP_MARGIN)
+        assert run.process.returncode == 0 and "Found an" not in run.output
+        assert llm.requests == []
+
+
 def test_run_refuses_a_bad_ports_setting_by_name(tmp_path):
     with processes.reaped(tmp_path):
         run = Run(tmp_path, EVALUAITOR_LLM_PROBE_PORTS="ollama")

@@ -15,7 +15,7 @@ from app.grading import registry
 from app.grading.rubric import parse_rubric
 from app.grading.rubric_eval import SYSTEM_PROMPT, USER_PROMPT
 from app.llm.session import MAX_MESSAGE_CHARS, MAX_PROMPTS_CHARS
-from app.models import Activity, AuditEvent, Submission
+from app.models import Activity, AuditEvent, Platform, Submission
 from app.models.jobs import ModelUsage
 from tests.conftest import run_jobs
 from tests.documents import ESSAY
@@ -413,6 +413,29 @@ def test_bulk_regrade_says_when_no_model_is_configured(app, browser, platform, l
     assert "submission again</button>" not in page.text  # nothing to confirm
     refused = browser.post(staff + "regrade", data={"submission": [submission.id]})
     assert refused.status_code == 400
+    db.session.expire_all()
+    assert db.session.query(AuditEvent).count() == 0
+
+
+def test_bulk_regrade_says_when_the_school_forbids_the_model_server(
+    app, browser, platform, llm, live_tool
+):
+    """Every regrade would fail without sending anything (app.llm.endpoints): the page says
+    why and offers nothing to confirm; the server receives no new request."""
+    from app import tenants
+
+    llm.set_default("No clear mark here.")
+    submission = graded_by(browser, platform, live_tool, "2")
+    organization = db.session.query(Platform).one().organization
+    tenants.set_model_base_urls(organization, ["https://llm.school.example/v1"])
+    db.session.commit()
+    asked = len(llm.requests)
+    staff = teacher(browser, platform, live_tool)
+    page = browser.get(staff + "regrade", params={"scope": "all"})
+    assert page.status_code == 400
+    assert "This organization only allows models at https://llm.school.example:443/v1" in page.text
+    refused = browser.post(staff + "regrade", data={"submission": [submission.id]})
+    assert refused.status_code == 400 and len(llm.requests) == asked
     db.session.expire_all()
     assert db.session.query(AuditEvent).count() == 0
 

@@ -176,3 +176,26 @@ def test_the_table_keeps_the_comments_the_feedback_does_not_give():
     assert comments_repeated("- **Structure**: Clear\nfunctions.\n- **Tests**", criteria)
     assert not comments_repeated("Excellent work overall.", criteria)  # the table says them
     assert not comments_repeated("Structure and Tests", [])
+
+
+def test_a_submission_is_never_sent_to_a_model_server_the_school_forbids(
+    browser, platform, llm, live_tool
+):
+    """The activity was set up before the organization narrowed its list: the worker fails
+    the grading, naming the servers allowed, and the configured server receives nothing."""
+    from app import tenants
+    from app.models import Platform, Submission
+
+    page = open_activity(browser, platform, live_tool)
+    organization = db.session.query(Platform).one().organization
+    tenants.set_model_base_urls(organization, ["https://llm.school.example/v1"])
+    db.session.commit()
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    run_jobs()
+    assert status(browser, page)["status"] == "failed"
+    db.session.expire_all()
+    job = db.session.query(Submission).one().job
+    assert job.error_message.startswith(
+        "This organization only allows models at https://llm.school.example:443/v1"
+    )
+    assert llm.requests == []

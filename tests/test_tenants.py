@@ -78,6 +78,7 @@ ROUTES: dict[str, str] = {
     "admin.platform_active": ADMIN,
     "admin.deployment_active": ADMIN,
     "admin.registration_link": ADMIN,
+    "admin.model_servers": ADMIN,
     "web.activity": PAGE_TOKEN,
     "web.status": PAGE_TOKEN,
     "web.stats": PAGE_TOKEN,
@@ -134,6 +135,7 @@ PROBE_FORM = {
     "title": "changed by another tenant",
     "active": "0",
     "rubric": "Criterion: 1",
+    "urls": "https://probe.example/v1",
 }
 ADMIN_TOKEN = "admin-token-for-tenant-tests-0123"
 
@@ -185,6 +187,7 @@ class Tenant:
             "appeal_id": self.appeal.id,
             "code": self.evaluation.code,
             "external_id": self.organization.external_id,
+            "organization_id": self.organization.id,
             "platform_id": self.platform.id,
             "deployment_id": self.platform.deployments[0].id,
         }

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
-from app import spend
+from app import spend, tenants
 from app.errors import NotFound
 from app.evaluation import budget
 from app.extensions import db
@@ -115,4 +115,16 @@ def set_limits(organization_id: int, cost: str, tokens: str) -> Organization:
         org.monthly_cost_limit,
         org.monthly_token_limit,
     )
+    return org
+
+
+def set_model_servers(organization_id: int, text: str) -> Organization:
+    """Replace an organization's allowlist of model servers with the base URLs in ``text``
+    (separated by commas, blanks or lines; empty lifts it); raises NotFound for an unknown
+    id and ValueError naming an entry that is not a base URL."""
+    org = db.session.get(Organization, organization_id)
+    if org is None:
+        raise NotFound()
+    tenants.set_model_base_urls(org, text)
+    db.session.commit()
     return org

@@ -132,6 +132,21 @@ def organization_limits(organization_id: int):
     return redirect(url_for("admin.index"), code=303)
 
 
+@bp.post("/organizations/<int:organization_id>/model-servers")
+def model_servers(organization_id: int):
+    """The only model servers that may receive the organization's students' work."""
+    if not auth.is_signed_in():
+        raise Forbidden(_("Sign in on the admin page first."))
+    try:
+        org = overview.set_model_servers(organization_id, request.form.get("urls", ""))
+    except ValueError as exc:
+        flash(_("The model servers were not changed: %(problem)s", problem=str(exc)))
+    else:
+        allowed = ", ".join(org.model_base_urls or ()) or _("any the site allows")
+        flash(_("Model servers allowed for %(name)s: %(urls)s", name=org.name, urls=allowed))
+    return redirect(url_for("admin.index"), code=303)
+
+
 def _switch(model: type[Platform] | type[Deployment], row_id: int):
     """Set the row's state to the form's ``active`` field, for a signed-in admin only."""
     if not auth.is_signed_in():

@@ -136,3 +136,30 @@ def org_limits(external_id: str, tokens: str | None, cost: str | None) -> None:
 
 def _limit(value: float | None) -> str:
     return "no limit" if value is None else f"{value:g}"
+
+
+@org_group.command("models")
+@click.argument("external_id")
+@click.argument("urls", nargs=-1)
+@click.option(
+    "--any", "lift", is_flag=True, help="Lift the restriction: any server the site allows."
+)
+@with_appcontext
+def org_models(external_id: str, urls: tuple[str, ...], lift: bool) -> None:
+    """Show, or set, the only model servers that may receive the organization's students'
+    work: their base URLs (and the paths below them), e.g. https://llm.school.edu/v1. A
+    grading for it with any other server fails without sending anything."""
+    org = _organization(external_id)
+    if urls and lift:
+        raise click.UsageError("Give base URLs or --any, not both.")
+    if urls or lift:
+        try:
+            tenants.set_model_base_urls(org, urls)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="URLS") from exc
+        db.session.commit()
+    allowed = tenants.model_base_urls(org)
+    click.echo(
+        f"Organization {org.external_id}: model servers allowed: "
+        + (", ".join(allowed) if allowed else "any the site allows")
+    )

@@ -30,6 +30,14 @@ class ApiForbidden(EvaluaitorError):
     user_message = "This token may not use this endpoint."
 
 
+class ModelNotAllowed(EvaluaitorError):
+    """The organization's (or the site's) allowlist forbids the configured model server
+    (app.llm.endpoints): a grading would send the work where the school said it may not go."""
+
+    status_code = 403
+    code = "model_not_allowed"
+
+
 class ApiNotFound(EvaluaitorError):
     status_code = 404
     code = "not_found"

@@ -22,7 +22,13 @@ from sqlalchemy.orm import contains_eager
 
 from app import tenants
 from app.api import callbacks, statuses
-from app.api.errors import ApiNotFound, Conflict, InvalidRequest, UnsupportedMediaType
+from app.api.errors import (
+    ApiNotFound,
+    Conflict,
+    InvalidRequest,
+    ModelNotAllowed,
+    UnsupportedMediaType,
+)
 from app.api.schemas import ListQuery, SubmissionForm
 from app.evaluation import lifecycle
 from app.evaluation.owners import Brief
@@ -53,13 +59,19 @@ def submit(
     data_dir: str,
     max_mb: float,
     default_model: str,
+    forbidden_model: str | None = None,
 ) -> Evaluation:
     """Check the request, store the file under ``o<org id>/`` and queue the grading job.
 
     Everything is checked before a byte is kept; the row is committed before the job is
     enqueued, and if Redis is down the sweeper enqueues it later (the client still gets 202).
+    ``forbidden_model`` says why the configured model server may not receive this
+    organization's work (app.tenants.forbidden_model): a strategy that needs a model is
+    refused then, not accepted to fail later.
     """
     plugin = _plugin(form)
+    if forbidden_model and registry.sends_to_a_model(plugin, form.plugin_params):
+        raise ModelNotAllowed(forbidden_model)
     rubric = _rubric(form)
     if form.callback_url is not None:
         callbacks.check_url(str(form.callback_url))
@@ -234,6 +246,7 @@ class ApiSide:
                 rubric=parse_rubric(evaluation.rubric) if evaluation.rubric else None,
                 model=evaluation.evaluator_id,
             ),
+            model_base_urls=tenants.model_base_urls(evaluation.organization),
         )
 
     def examples(self, job: GradingJob, text: str) -> tuple[Candidate, ...]:

@@ -11,7 +11,7 @@ extra fields, and the names used before API version 1 stay as extra fields marke
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AnyHttpUrl,
@@ -25,6 +25,8 @@ from pydantic import (
 
 from app.api.errors import InvalidRequest
 from app.api.statuses import EvaluationStatus, StatusFilter
+from app.llm import endpoints
+from app.llm.endpoints import MAX_ENTRIES, MAX_URL_CHARS
 
 #: Client-chosen ids (organizations): letters, digits and a few separators.
 EXTERNAL_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,254}$"
@@ -73,6 +75,17 @@ class OrganizationIn(Strict):
         description="Model tokens (input and output) its gradings may use per calendar month "
         "(UTC); null lifts it, absent leaves it.",
     )
+    model_base_urls: (
+        list[Annotated[str, Field(pattern=endpoints.URL_PATTERN, max_length=MAX_URL_CHARS)]] | None
+    ) = Field(
+        None,
+        max_length=MAX_ENTRIES,
+        description=(
+            "Base URLs of the only model servers that may receive this organization's "
+            "students' work (and the paths below them); [] lifts the restriction. Omitted: "
+            "unchanged."
+        ),
+    )
 
 
 class BudgetOut(Strict):
@@ -95,6 +108,9 @@ class OrganizationOut(Strict):
     name: str
     is_active: bool
     config: dict[str, Any]
+    model_base_urls: list[str] = Field(
+        description="The model servers allowed to receive its work ([] = any the site allows)."
+    )
     created_at: datetime
     updated_at: datetime
     jobs_count: int

@@ -143,6 +143,12 @@ def _upsert(data: OrganizationIn) -> tuple[Organization, bool, str | None]:
     limits = {"monthly_cost_limit", "monthly_token_limit"} & data.model_fields_set
     for name in limits:
         setattr(org, name, getattr(data, name))
+    if data.model_base_urls is not None:
+        try:
+            tenants.set_model_base_urls(org, data.model_base_urls)
+        except ValueError as exc:
+            db.session.rollback()
+            raise InvalidRequest(f"model_base_urls: {exc}") from exc
     secret = None
     if created:
         secret = org.callback_secret = auth.new_callback_secret()
@@ -178,6 +184,7 @@ def _organization(org: Organization, *, callback_secret: str | None = None) -> O
         name=org.name,
         is_active=org.is_active,
         config=org.config or {},
+        model_base_urls=list(tenants.model_base_urls(org)),
         created_at=utc(org.created_at),
         updated_at=utc(org.updated_at),
         jobs_count=jobs,
@@ -224,6 +231,7 @@ def submit_evaluation():
         data_dir=config["EVALUAITOR_DATA_DIR"],
         max_mb=config["EVALUAITOR_MAX_UPLOAD_MB"],
         default_model=config["EVALUAITOR_LLM_MODEL"],
+        forbidden_model=tenants.forbidden_model(org, config),
     )
     accepted = Accepted(
         job_code=evaluation.code,

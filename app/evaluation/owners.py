@@ -23,13 +23,15 @@ class Brief:
     """What the owner asks for: a strategy with its settings and what the file is graded
     against; ``names`` are the student's and ``comment`` their note with the upload, both
     handled by app.grading.runner (the names masked wherever they appear, the comment masked
-    like the text) before any model sees them."""
+    like the text) before any model sees them. ``model_base_urls`` is the organization's
+    allowlist of model servers (app.llm.endpoints): no other server receives the work."""
 
     plugin: str
     assignment: Assignment
     params: dict[str, Any] | None = None
     names: Sequence[str] = field(default_factory=tuple)
     comment: str = ""
+    model_base_urls: Sequence[str] = field(default_factory=tuple)
 
 
 class Owner(Protocol):

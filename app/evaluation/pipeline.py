@@ -208,6 +208,7 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
         tenant_folder=owner.tenant(job),
         fresh_since=as_utc(job.fresh_since).timestamp() if job.fresh_since else None,
         redis=redis_connection(),
+        allowed=brief.model_base_urls,
     )
     progress(total, N_("Saving the result"))
     return result

@@ -19,7 +19,11 @@ from app.grading.ensemble import Ensemble
 from app.grading.errors import DuplicatePlugin, InvalidParams, UnknownPlugin
 from app.grading.errors import PluginError as PluginError  # callers catch registry.PluginError
 from app.grading.pipeline import Pipeline
+from app.grading.rubric import Criterion, Rubric
 from app.grading.rubric_eval import RubricEval
+
+#: A rubric for :func:`sends_to_a_model`: strategies that call a model only with one.
+_ANY_RUBRIC = Rubric(criteria=[Criterion(name="Any", requirement="Any.", weight=1)])
 
 _plugins: dict[str, GradingPlugin] = {}
 _builtin_loaded = False
@@ -43,6 +47,19 @@ def get(name: str) -> GradingPlugin:
             known=known,
         )
         raise UnknownPlugin(message) from None
+
+
+def sends_to_a_model(plugin: GradingPlugin, raw: dict[str, Any] | None) -> bool:
+    """Whether grading with these settings may send the work to a model, whatever rubric the
+    activity gets (settings that do not validate count as may): a tree of program tests does
+    not, a tree with an AI test does."""
+    if not plugin.needs_llm:
+        return False
+    try:
+        params = validate_params(plugin, raw)
+    except InvalidParams:
+        return True
+    return any(bool(plugin.planned_calls(params, rubric)) for rubric in (None, _ANY_RUBRIC))
 
 
 def all_plugins() -> list[GradingPlugin]:

@@ -114,12 +114,15 @@ def grade_with_model(
     tenant_folder: str,
     fresh_since: float | None = None,
     redis: Any = None,
+    allowed: Sequence[str] = (),
 ) -> GradingResult:
     """Grade ``job`` in a model session made from ``config``, recording the wall time in the
     provenance: the path of every background job (submissions and API evaluations). Model
     replies are cached in the tenant's folder (app.tenants), so they go with the tenant;
     ``fresh_since`` (a person's regrade, asked for at that time.time()) replays only replies
-    received since. ``redis`` shares the count of calls in flight with the other workers."""
+    received since. ``redis`` shares the count of calls in flight with the other workers.
+    ``allowed`` is the tenant's allowlist of model servers (app.llm.endpoints): a call to any
+    other server raises LLMForbiddenError before anything is sent."""
     started = time.monotonic()
     session = llm_session(
         config,
@@ -127,6 +130,7 @@ def grade_with_model(
         cache_scope=tenant_folder,
         fresh_since=fresh_since,
         redis=redis,
+        allowed=allowed,
     )
     with session as llm:
         try:
@@ -151,6 +155,10 @@ def grade(job: Job, llm: LLMSession, progress: Progress) -> GradingResult:
     params = registry.validate_params(plugin, job.params)
     if not plugin.needs_llm:
         job = replace(job, examples=())  # no model reads them: none is recorded as used
+    elif plugin.planned_calls(params, job.assignment.rubric):
+        # A forbidden server fails the grading here, before the strategy or a check could
+        # take a refused call for a failed one and grade on without it.
+        llm.check_allowed()
     found = [safety.inspect(piece.text) for piece in _pieces(job)]
     flags = _safety_flags(job, found)
     grading_input, masked = model_input(job, params)

@@ -4,6 +4,7 @@ from app.llm.client import Completion, LLMClient, LLMSettings, Usage, client_fro
 from app.llm.errors import (
     LLMConnectionError,
     LLMError,
+    LLMForbiddenError,
     LLMNotConfiguredError,
     LLMRateLimitError,
     LLMRequestError,
@@ -17,6 +18,7 @@ __all__ = [
     "LLMClient",
     "LLMConnectionError",
     "LLMError",
+    "LLMForbiddenError",
     "LLMNotConfiguredError",
     "LLMRateLimitError",
     "LLMRequestError",

@@ -12,7 +12,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +21,7 @@ import httpx
 
 from app import safe_json
 from app.catalogue import N_
+from app.llm.endpoints import Allowlists
 from app.llm.errors import (
     LLMConnectionError,
     LLMError,
@@ -86,8 +87,10 @@ class LLMClient:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         slots: ServerSlots | None = None,
+        allowlists: Allowlists | None = None,
     ) -> None:
         self.settings = settings
+        self.allowlists = allowlists or Allowlists()
         self._sleep = sleep
         self._queued = threading.local()
         self._url = f"{settings.base_url.rstrip('/')}/chat/completions"
@@ -115,6 +118,11 @@ class LLMClient:
     def close(self) -> None:
         self._http.close()
 
+    def check_allowed(self) -> None:
+        """Raise LLMForbiddenError when an allowlist forbids this client's server (checked
+        before every request, so a forbidden server never receives a byte of the work)."""
+        self.allowlists.check(self.settings.base_url)
+
     def complete(
         self,
         messages: list[dict],
@@ -134,6 +142,7 @@ class LLMClient:
         we then retry once without it and stop sending it from this client: callers must
         still ask for JSON in the prompt and validate what comes back.
         """
+        self.check_allowed()
         started = time.monotonic()
         self._queued.seconds = 0.0
         body: dict[str, Any] = {
@@ -305,10 +314,14 @@ def _retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-def client_from_config(config: Mapping[str, Any], *, redis: Any = None) -> LLMClient | None:
+def client_from_config(
+    config: Mapping[str, Any], *, redis: Any = None, allowed: Sequence[str] = ()
+) -> LLMClient | None:
     """Build a client from Flask-style config; None when no base URL is configured. With a
     ``redis`` connection the calls in flight to the server are counted across all workers
-    (app.llm.slots), otherwise in this process."""
+    (app.llm.slots), otherwise in this process. Its calls go only to a server that both the
+    site's allowlist (EVALUAITOR_LLM_ALLOWED_BASE_URLS) and ``allowed`` (the organization's)
+    allow (app.llm.endpoints)."""
     base_url = str(config.get("EVALUAITOR_LLM_BASE_URL") or "").strip()
     if not base_url:
         return None
@@ -351,4 +364,13 @@ def client_from_config(config: Mapping[str, Any], *, redis: Any = None) -> LLMCl
         max_wait=number("EVALUAITOR_LLM_SLOT_WAIT", 300.0, float),
         prefix=str(config.get("EVALUAITOR_QUEUE_PREFIX") or "evaluaitor"),
     )
-    return LLMClient(settings, slots=slots)
+    try:
+        allowlists = Allowlists.of(config, allowed)
+    except ValueError as exc:
+        raise LLMNotConfiguredError(
+            f"an allowlist of model servers is invalid: {exc}",
+            user_message=N_(
+                "The language model settings are invalid. Ask your administrator to check them."
+            ),
+        ) from exc
+    return LLMClient(settings, slots=slots, allowlists=allowlists)

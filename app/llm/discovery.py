@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from app import safe_json
+from app.llm.endpoints import Allowlists
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,14 @@ def probe_ports(setting: str | None) -> tuple[int, ...]:
     return ports
 
 
+def allowed_ports(ports: Sequence[int], config: Mapping[str, Any]) -> tuple[int, ...]:
+    """The ports of ``ports`` whose server the site's allowlist of model servers
+    (EVALUAITOR_LLM_ALLOWED_BASE_URLS, app.llm.endpoints) allows: a server it forbids is not
+    even asked, so it is never adopted (a probe sends no work, only ``GET /v1/models``)."""
+    site = Allowlists.of(config)
+    return tuple(port for port in ports if site.allows(_base_url(port)))
+
+
 def find_local_server(
     ports: Sequence[int], read_timeout: float = PROBE_READ_TIMEOUT
 ) -> LocalServer | None:
@@ -117,8 +126,12 @@ def watch(
             return
 
 
+def _base_url(port: int) -> str:
+    return f"http://{HOST}:{port}/v1"
+
+
 def _probe(port: int, read_timeout: float) -> LocalServer | None:
-    base_url = f"http://{HOST}:{port}/v1"
+    base_url = _base_url(port)
     timeout = httpx.Timeout(read_timeout, connect=CONNECT_TIMEOUT)
     try:
         response = httpx.get(f"{base_url}/models", timeout=timeout, trust_env=False)

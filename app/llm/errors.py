@@ -2,7 +2,8 @@
 
 Each error carries two texts: ``str(exc)`` is a technical detail for logs and administrators,
 while ``user_message`` is plain English that is safe to show teachers and students (it never
-contains URLs, API keys or raw server output); pages show it translated (app.i18n.localize).
+contains API keys, raw server output or the configured server's URL: only an allowlist's own
+entries, LLMForbiddenError); pages show it translated (app.i18n.localize).
 """
 
 from __future__ import annotations
@@ -36,6 +37,25 @@ class LLMNotConfiguredError(LLMError):
 
     default_user_message = N_(
         "No language model is configured for Evaluaitor. Ask your administrator to set one up."
+    )
+
+
+class LLMForbiddenError(LLMError):
+    """The configured server is not on the organization's or the site's allowlist
+    (app.llm.endpoints): nothing was sent, and trying again will not help."""
+
+    default_user_message = N_(
+        "The configured model server is not on this organization's list of allowed model "
+        "servers, so the work was not sent. Ask your administrator."
+    )
+
+    ORGANIZATION = N_(
+        "This organization only allows models at %(allowed)s, and the configured model "
+        "server is not one of them, so the work was not sent. Ask your administrator."
+    )
+    SITE = N_(
+        "This Evaluaitor only allows models at %(allowed)s, and the configured model server "
+        "is not one of them, so the work was not sent. Ask your administrator."
     )
 
 

@@ -20,7 +20,7 @@ import hashlib
 import hmac
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -96,6 +96,12 @@ class LLMSession:
     def is_configured(self) -> bool:
         return self._client is not None
 
+    def check_allowed(self) -> None:
+        """Raise LLMForbiddenError when an allowlist forbids the session's server (nothing
+        to check without one: a call raises LLMNotConfiguredError then)."""
+        if self._client is not None:
+            self._client.check_allowed()
+
     def reply_cap(self, fits: int) -> int:
         """The ``max_tokens`` of a call whose answer ``fits`` in that many tokens, unless the
         administrator set one for every call (EVALUAITOR_LLM_MAX_TOKENS)."""
@@ -118,6 +124,9 @@ class LLMSession:
     ) -> Completion:
         if self._client is None:
             raise LLMNotConfiguredError("no LLM base URL configured")
+        # Before the cache too: a forbidden server's old replies are not served either, so a
+        # grading's outcome does not depend on what happens to be cached.
+        self.check_allowed()
         params = {
             "model": model or self.model,
             "temperature": self.temperature if temperature is None else temperature,
@@ -226,6 +235,7 @@ def llm_session(
     model: str | None = None,
     fresh_since: float | None = None,
     redis: Any = None,
+    allowed: Sequence[str] = (),
 ) -> Iterator[LLMSession]:
     """A session from settings; without ``EVALUAITOR_LLM_BASE_URL`` it has no client and
     any call raises LLMNotConfiguredError (strategies that need no model still run).
@@ -233,8 +243,9 @@ def llm_session(
     Its cached replies are the tenant's named by ``cache_scope`` (see :mod:`app.llm.cache`);
     with ``fresh_since`` (a time.time()) only those stored since then are replayed. With a
     ``redis`` connection, calls in flight to the server are counted across workers.
+    ``allowed`` is the organization's allowlist of model servers (app.llm.endpoints).
     """
-    client = client_from_config(config, redis=redis)
+    client = client_from_config(config, redis=redis, allowed=allowed)
     cache_dir = config.get("EVALUAITOR_LLM_CACHE_DIR")
     limits = CacheLimits(
         max_bytes=int(config["EVALUAITOR_LLM_CACHE_MAX_MB"] * 1024 * 1024),

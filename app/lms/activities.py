@@ -19,12 +19,14 @@ from flask_babel import lazy_gettext as _l
 from pydantic import ValidationError
 from sqlalchemy import select
 
+from app import tenants
 from app.catalogue import N_
 from app.evaluation import budget
 from app.extensions import db
 from app.extract import Kind
 from app.grading import registry
 from app.grading.rubric import Rubric, RubricError, parse_rubric
+from app.i18n import localize
 from app.jobs import queue
 from app.lti import lineitem_sync
 from app.models import Activity, AuditEvent
@@ -141,7 +143,8 @@ def configure(
     except the ``initial`` setup of a new deep-linked activity. A new title or maximum is
     sent to the LMS gradebook column after the commit (see app.lti.lineitem_sync).
     ``problems`` are fields the caller could not read (e.g. a form's JSON input): they are
-    reported with the rest.
+    reported with the rest. A strategy that sends the work to a model is refused while the
+    organization's or the site's allowlist forbids the configured server (app.llm.endpoints).
     Raises :class:`SettingsError` naming each invalid field.
     """
     errors: dict[str, str] = dict(problems or {})
@@ -161,6 +164,11 @@ def configure(
         else:
             changes["plugin_name"] = strategy.name
             changes["plugin_params"] = validated.model_dump(mode="json", exclude_defaults=True)
+        forbidden = registry.sends_to_a_model(strategy, chosen) and tenants.forbidden_model(
+            activity.platform.organization, current_app.config
+        )
+        if forbidden:  # saved, every submission would fail without being sent: say it now
+            errors.setdefault("plugin", localize(forbidden))
 
     if rubric is not None:
         try:

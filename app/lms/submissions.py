@@ -226,6 +226,7 @@ class LmsSide:
             ),
             names=[submission.user.name],
             comment=submission.comment,
+            model_base_urls=tenants.model_base_urls(activity.platform.organization),
         )
 
     def examples(self, job: GradingJob, text: str) -> tuple[Candidate, ...]:

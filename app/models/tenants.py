@@ -26,6 +26,9 @@ class Organization(Timestamped, db.Model):
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     #: Free-form settings the client keeps with the organization (never secrets).
     config: Mapped[dict] = mapped_column(JSON, default=dict)
+    #: Base URLs of the model servers that may receive this organization's students' work
+    #: (normalized, app.llm.endpoints); empty: any server the site allows.
+    model_base_urls: Mapped[list | None] = mapped_column(JSON, default=list)
     #: HMAC key that signs this organization's evaluation callbacks (shown once by the CLI).
     callback_secret: Mapped[str | None] = mapped_column(String(64))
     #: What its gradings (every platform's and the API's) may spend per calendar month (UTC),

@@ -14,11 +14,12 @@ from flask import current_app, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from werkzeug.datastructures import MultiDict
 
-from app import spend
+from app import spend, tenants
 from app.errors import NotFound
 from app.extensions import db
 from app.grading.registry import PluginError
 from app.grading.rubric import RubricError
+from app.i18n import localize
 from app.lms import gradebook, review
 from app.lti.nrps import Roster
 from app.models import Activity
@@ -103,6 +104,9 @@ def _plan(activity: Activity, values: MultiDict) -> Plan:
         return plan
     if plan.estimate.calls and not config.get("EVALUAITOR_LLM_BASE_URL"):
         plan.error = str(NO_MODEL)
+    elif plan.estimate.calls:  # every regrade would fail without sending: say it now
+        forbidden = tenants.forbidden_model(activity.platform.organization, config)
+        plan.error = localize(forbidden) if forbidden else None
     return plan
 
 

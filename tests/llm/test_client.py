@@ -486,7 +486,7 @@ def test_settings_repr_hides_the_api_key() -> None:
 
 def test_user_messages_are_plain_text() -> None:
     classes = [LLMError, *LLMError.__subclasses__()]
-    assert len(classes) == 8
+    assert len(classes) == 9
     for cls in classes:
         message = cls("technical detail").user_message
         assert message and "http" not in message.lower()

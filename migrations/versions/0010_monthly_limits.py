@@ -6,7 +6,7 @@ An organization and an activity may each limit what their gradings spend per cal
 the organization of LMS gradings too (it had it for API evaluations only): a limit reads one
 column, and the old rows are filled in from the activity's platform.
 
-Revision ID: 0010_budget_monthly_limits
+Revision ID: 0010
 Revises: 0009
 Create Date: 2026-11-27 06:00:00
 
@@ -15,7 +15,7 @@ Create Date: 2026-11-27 06:00:00
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010_budget_monthly_limits"
+revision = "0010"
 down_revision = "0009"
 branch_labels = None
 depends_on = None
