@@ -79,6 +79,7 @@ ROUTES: dict[str, str] = {
     "admin.deployment_active": ADMIN,
     "admin.registration_link": ADMIN,
     "admin.model_servers": ADMIN,
+    "admin.organization_limits": ADMIN,
     "web.activity": PAGE_TOKEN,
     "web.status": PAGE_TOKEN,
     "web.stats": PAGE_TOKEN,
