@@ -13,20 +13,28 @@ from pydantic import BaseModel
 from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from app import tenants
+from app import privacy, tenants
 from app.api import auth, documents, evaluations, openapi
-from app.api.errors import ApiForbidden, ApiNotFound, InvalidRequest, UnsupportedMediaType
+from app.api.errors import (
+    ApiForbidden,
+    ApiNotFound,
+    Conflict,
+    InvalidRequest,
+    UnsupportedMediaType,
+)
 from app.api.schemas import (
     Accepted,
     Cancelled,
     DatabaseInfo,
     DatabaseStatus,
+    ErasureOut,
     EvaluationList,
     ListQuery,
     OrganizationIn,
     OrganizationOut,
     PluginList,
     PluginOut,
+    PrivacyScopeIn,
     SchemaState,
     SubmissionForm,
     parse,
@@ -116,6 +124,45 @@ def _schema() -> tuple[str | None, str | None, bool]:
         current = MigrationContext.configure(connection).get_current_revision()
         tables = set(inspect(connection).get_table_names())
     return current, head, set(db.metadata.tables) <= tables
+
+
+# -- data protection (app.privacy) ------------------------------------------------------
+
+
+@bp.post("/privacy/erasures")
+def erase():
+    """Erase a student, course, activity or organization for good (admin)."""
+    auth.require_admin()
+    scope = _privacy_scope()
+    try:
+        erased = privacy.erase_scope(scope, actor="api")
+    except privacy.InProgress as exc:
+        raise Conflict("in_progress", f"{exc}; try again once it is done.") from exc
+    return _json(ErasureOut(scope=erased.label, counts=erased.counts))
+
+
+@bp.post("/privacy/exports")
+def export():
+    """Everything held about a student, course, activity or organization, as a zip (admin)."""
+    auth.require_admin()
+    scope = _privacy_scope()
+    archive = privacy.export_scope(scope, actor="api")
+    response = current_app.response_class(archive, mimetype="application/zip")
+    response.headers["Content-Disposition"] = f'attachment; filename="{scope.kind}-export.zip"'
+    return response
+
+
+def _privacy_scope() -> privacy.Scope:
+    data = parse(PrivacyScopeIn, _json_body())
+    try:
+        scope = privacy.Scope(data.scope, data.key, data.platform_id)
+    except ValueError as exc:
+        raise InvalidRequest(f"platform_id: {exc}") from exc
+    try:
+        privacy.select_scope(scope)
+    except privacy.NotFound as exc:
+        raise ApiNotFound(f"There is no such {scope.kind}.") from exc
+    return scope
 
 
 # -- organizations -----------------------------------------------------------------------
