@@ -12,6 +12,7 @@ Real parts: the app over HTTP, an LMS (FakePlatform) launching real students, a 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -108,10 +109,8 @@ def in_redis(mark: str) -> set[str]:
             if value is None:
                 continue
             texts = [value]
-            try:
+            with contextlib.suppress(zlib.error):
                 texts.append(zlib.decompress(value))  # RQ compresses its job data
-            except zlib.error:
-                pass
             if any(mark.encode() in t.lower() for t in texts):
                 found.add(key.decode())
     return found
@@ -146,6 +145,15 @@ class School:
     ben: str
     cal: str
     api_org: str
+
+
+def upload_again(fake, live_tool, user: str) -> None:
+    """Cal uploads anew to course-2; not graded yet."""
+    with httpx.Client(base_url=live_tool, timeout=10) as browser:
+        page = open_activity(
+            browser, fake, live_tool, user=user, context_id="course-2", resource_link_id="rl-2"
+        )
+        assert upload(browser, page, "again.txt", marked_essay(CAL)).status_code == 303
 
 
 def launch_and_upload(fake, live_tool, mark: str, *, course: str, link: str, name: str, data):
@@ -202,14 +210,17 @@ def school(app, platform, llm, live_tool) -> School:
     """Ann and Ben in one activity of course-1 (Ann's teacher-graded work is an example in
     Ben's grading), Cal in course-2, and an API client whose evaluation carries Dot's mark."""
     llm.set_default(quoting_model)
-    ann = launch_and_upload(platform, live_tool, ANN, course="course-1", link="rl-1",
-                            name="Essay 1", data=[("essay.txt", marked_essay(ANN)),
-                                                  ("essay.pdf", pdf_bytes(marked_essay(ANN).decode()))])  # fmt: skip
+    first = {"course": "course-1", "link": "rl-1", "name": "Essay 1"}
+    ann_files = [("essay.txt", marked_essay(ANN)), ("essay.pdf", pdf_bytes(f"Essay{ANN}word"))]
+    ann = launch_and_upload(platform, live_tool, ANN, data=ann_files, **first)
     teacher_acts_on(ann, ANN)
-    ben = launch_and_upload(platform, live_tool, BEN, course="course-1", link="rl-1",
-                            name="Essay 1", data=[("essay.txt", marked_essay(BEN))])  # fmt: skip
-    cal = launch_and_upload(platform, live_tool, CAL, course="course-2", link="rl-2",
-                            name="Essay 2", data=[("essay.txt", marked_essay(CAL))])  # fmt: skip
+    ben = launch_and_upload(
+        platform, live_tool, BEN, data=[("essay.txt", marked_essay(BEN))], **first
+    )
+    second = {"course": "course-2", "link": "rl-2", "name": "Essay 2"}
+    cal = launch_and_upload(
+        platform, live_tool, CAL, data=[("essay.txt", marked_essay(CAL))], **second
+    )
     tenant = make_tenant(live_tool, "school-api")
     with tenant.client:
         assert submit(tenant.client, "essay.txt", marked_essay(DOT)).status_code == 202
@@ -297,9 +308,8 @@ def test_erasing_a_course_from_the_cli_keeps_the_other_course(app, school):
     assert everywhere(app, DOT)["database"]
     assert [a.title for a in db.session.scalars(select(Activity))] == ["Essay 2"]
     # The erased activity's spend now counts for its organization, not lost.
-    assert db.session.scalar(
-        select(func.count()).where(ModelUsage.activity_id.is_(None), ModelUsage.organization_id.is_not(None))
-    )  # fmt: skip
+    kept = ModelUsage.activity_id.is_(None) & ModelUsage.organization_id.is_not(None)
+    assert db.session.scalar(select(func.count()).where(kept))
 
 
 def test_erasing_an_activity_from_the_admin_page(app, school, browser):
@@ -357,10 +367,7 @@ def test_erasing_an_organization_through_the_api(app, school, live_tool):
 
 def test_work_in_progress_is_not_erased(app, school, platform, live_tool):
     """An upload still waiting to be graded stops the erasure; nothing goes."""
-    with httpx.Client(base_url=live_tool, timeout=10) as browser:
-        page = open_activity(browser, platform, live_tool, user=school.cal,
-                             context_id="course-2", resource_link_id="rl-2", title="Essay 2")  # fmt: skip
-        assert upload(browser, page, "again.txt", marked_essay(CAL)).status_code == 303
+    upload_again(platform, live_tool, school.cal)
     scope = privacy.Scope("student", school.cal, school.platform_id)
     with pytest.raises(privacy.InProgress):
         privacy.erase_scope(scope, actor="test")
@@ -435,10 +442,7 @@ def age(app, days: float) -> None:
 def test_retention_removes_old_courses_work_with_a_dry_run_first(app, school, platform, live_tool):
     age(app, 40)
     # Course-2 is busy again: Cal uploads anew (still waiting to be graded).
-    with httpx.Client(base_url=live_tool, timeout=10) as browser:
-        page = open_activity(browser, platform, live_tool, user=school.cal,
-                             context_id="course-2", resource_link_id="rl-2", title="Essay 2")  # fmt: skip
-        assert upload(browser, page, "again.txt", marked_essay(CAL)).status_code == 303
+    upload_again(platform, live_tool, school.cal)
     app.config["EVALUAITOR_RETAIN_SUBMISSIONS_DAYS"] = 30
     runner = CliRunner()
     invoke = lambda *args: runner.invoke(cli, list(args), obj=ScriptInfo(create_app=lambda: app))  # noqa: E731
@@ -454,7 +458,8 @@ def test_retention_removes_old_courses_work_with_a_dry_run_first(app, school, pl
     for mark in (ANN, BEN, DOT):
         found = everywhere(app, mark)
         assert not (found["data"] or found["cache"]), mark
-        assert not {c for c in found["database"] if c.split(".")[0] in ("submission", "grading_job", "grade", "appeal", "audit_event")}  # fmt: skip
+        tables = {column.split(".")[0] for column in found["database"]}
+        assert not tables & {"submission", "grading_job", "grade", "appeal", "audit_event"}
     assert everywhere(app, CAL)["data"]
     assert db.session.scalar(select(func.count()).select_from(Submission)) == 2
     assert (

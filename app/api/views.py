@@ -130,7 +130,7 @@ def _schema() -> tuple[str | None, str | None, bool]:
 
 
 @bp.post("/privacy/erasures")
-def erase():
+def privacy_erase():
     """Erase a student, course, activity or organization for good (admin)."""
     auth.require_admin()
     scope = _privacy_scope()
@@ -142,7 +142,7 @@ def erase():
 
 
 @bp.post("/privacy/exports")
-def export():
+def privacy_export():
     """Everything held about a student, course, activity or organization, as a zip (admin)."""
     auth.require_admin()
     scope = _privacy_scope()
@@ -156,12 +156,9 @@ def _privacy_scope() -> privacy.Scope:
     data = parse(PrivacyScopeIn, _json_body())
     try:
         scope = privacy.Scope(data.scope, data.key, data.platform_id)
-    except ValueError as exc:
-        raise InvalidRequest(f"platform_id: {exc}") from exc
-    try:
         privacy.select_scope(scope)
-    except privacy.NotFound as exc:
-        raise ApiNotFound(f"There is no such {scope.kind}.") from exc
+    except (ValueError, privacy.NotFound) as exc:  # a student or course needs its platform
+        raise ApiNotFound(f"There is no such {data.scope} ({exc}).") from exc
     return scope
 
 
