@@ -95,6 +95,7 @@ KINDS: tuple[Kind, ...] = ("student", "course", "activity", "organization")
 LAUNCH_PREFIX = "evaluaitor:lti"
 #: Columns never exported: secrets, not data about anyone.
 SECRET_COLUMNS = {("organization", "callback_secret"), ("api_token", "token_hash")}
+_LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 _LEGACY_CACHE_FOLDER = re.compile(r"[0-9a-f]{2}")
 _RETENTION_GATE = "evaluaitor:privacy:retention"
 
@@ -148,8 +149,9 @@ class Selection:
     #: Cached replies older than this go from these folders (retention of API evaluations,
     #: whose replies share their organization's folder).
     cache_older_than: tuple[set[str], datetime] | None = None
-    #: Launch records in Redis to drop: each a dict of claims that must all match.
-    launches: list[dict[str, Any]] = field(default_factory=list)
+    #: Launch and login records in Redis to drop: ``(issuer, client id, claim, value)``,
+    #: claim ``""`` for a whole platform, else ``sub``, ``context`` or ``link``.
+    launches: set[tuple[str, str, str, str]] = field(default_factory=set)
 
     @property
     def empty(self) -> bool:
@@ -181,7 +183,7 @@ def select_scope(scope: Scope) -> Selection:
         found.submission_ids |= _ids(select(Submission.id).where(Submission.user_id == user.id))
         activities = _ids(select(Submission.activity_id).where(Submission.user_id == user.id))
         found.folders |= {tenants.student_folder(user.platform_id, a, user.id) for a in activities}
-        found.launches.append({**_platform_claims(user.platform_id), "sub": user.sub})
+        found.launches.add((*_platform(user.platform_id), "sub", user.sub))
         return found
     if scope.kind == "course":
         course = db.session.scalar(
@@ -194,9 +196,7 @@ def select_scope(scope: Scope) -> Selection:
         found = Selection(label=f"course #{course.id} of platform {course.platform_id}")
         found.course_ids.add(course.id)
         _add_activities(found, _ids(select(Activity.id).where(Activity.course_id == course.id)))
-        found.launches.append(
-            {**_platform_claims(course.platform_id), "context": course.context_id}
-        )
+        found.launches.add((*_platform(course.platform_id), "context", course.context_id))
         return found
     if scope.kind == "activity":
         activity = db.session.get(Activity, int(scope.key)) if scope.key.isdigit() else None
@@ -217,7 +217,7 @@ def select_scope(scope: Scope) -> Selection:
     found.evaluation_ids |= _ids(select(Evaluation.id).where(Evaluation.organization_id == org.id))
     found.folders |= {tenants.platform_folder(p) for p in platforms}
     found.folders.add(tenants.organization_folder(org.id))
-    found.launches += [_platform_claims(p) for p in platforms]
+    found.launches |= {(*_platform(p), "", "") for p in platforms}
     return found
 
 
@@ -237,21 +237,22 @@ def _add_activities(found: Selection, activity_ids: set[int]) -> None:
     )
     found.user_ids |= students - elsewhere
     for user in db.session.scalars(select(LtiUser).where(LtiUser.id.in_(students - elsewhere))):
-        found.launches.append({**_platform_claims(user.platform_id), "sub": user.sub})
+        found.launches.add((*_platform(user.platform_id), "sub", user.sub))
     for activity in db.session.scalars(select(Activity).where(Activity.id.in_(activity_ids))):
         found.folders.add(
             f"{tenants.platform_folder(activity.platform_id)}/"
             f"{tenants.activity_folder(activity.id)}"
         )
         if activity.resource_link_id:
-            found.launches.append(
-                {**_platform_claims(activity.platform_id), "link": activity.resource_link_id}
+            found.launches.add(
+                (*_platform(activity.platform_id), "link", activity.resource_link_id)
             )
 
 
-def _platform_claims(platform_id: int) -> dict[str, Any]:
+def _platform(platform_id: int) -> tuple[str, str]:
+    """The issuer and client id a platform's launches carry."""
     platform = db.session.get(Platform, platform_id)
-    return {"iss": platform.issuer, "aud": platform.client_id}
+    return platform.issuer, platform.client_id
 
 
 def _ids(query) -> set[int]:
@@ -530,47 +531,52 @@ def _remove_legacy_cache(cache_dir: Path, found: Selection) -> int:
 
 
 def _drop_launches(found: Selection) -> int:
-    """pylti1p3's launch records in Redis that match one of the selection's claim sets."""
+    """Launch and login records in Redis that match one of the selection's claim sets; one
+    pass over the keys, each record looked up in a set (not compared with each claim set)."""
     if not found.launches:
         return 0
+    wanted = found.launches
+    loose = {(iss, claim, value) for iss, _, claim, value in wanted}  # a login names no client
     redis = redis_connection()
     dropped = 0
-    for key in redis.scan_iter(match=LAUNCH_PREFIX + "*", count=1000):
-        try:
-            body = json.loads(redis.get(key) or "null")
-        except ValueError:
-            continue
-        if isinstance(body, dict) and any(_claims_match(body, w) for w in found.launches):
-            dropped += redis.delete(key)
+    keys = list(redis.scan_iter(match=LAUNCH_PREFIX + "*", count=1000))
+    for start in range(0, len(keys), 500):
+        batch = keys[start : start + 500]
+        doomed = []
+        for key, raw in zip(batch, redis.mget(batch), strict=True):
+            try:
+                body = json.loads(raw or "null")
+            except ValueError:
+                continue
+            if isinstance(body, dict) and any(
+                k in wanted or (k[1] is None and (k[0], k[2], k[3]) in loose)
+                for k in _launch_keys(body)
+            ):
+                doomed.append(key)
+        if doomed:
+            dropped += redis.delete(*doomed)
     return dropped
 
 
-def _claims_match(body: dict[str, Any], wanted: dict[str, Any]) -> bool:
-    """Whether a launch (an id_token's claims) or a login record (its ``params``: ``iss``,
-    ``client_id``, ``login_hint``) has every claim of ``wanted``."""
+def _launch_keys(body: dict[str, Any]) -> Iterator[tuple[Any, Any, str, Any]]:
+    """``(issuer, client id, claim, value)`` for a launch (an id_token's claims) or a login
+    record (its ``params``: ``iss``, ``client_id``, ``login_hint``): claim ``""`` names the
+    platform alone, ``sub``, ``context`` and ``link`` one person, course or resource link."""
     params = body.get("params")
     if isinstance(params, dict):
-        body = {
-            "iss": params.get("iss"),
-            "aud": params.get("client_id"),
-            "sub": params.get("login_hint"),
-        }
-    aud = body.get("aud")
+        body = {"iss": params.get("iss"), "aud": params.get("client_id"),
+                "sub": params.get("login_hint")}  # fmt: skip
     claims = {
-        "iss": body.get("iss"),
-        "aud": aud if isinstance(aud, list) else [aud],
+        "": "",
         "sub": body.get("sub"),
-        "context": (body.get("https://purl.imsglobal.org/spec/lti/claim/context") or {}).get("id"),
-        "link": (body.get("https://purl.imsglobal.org/spec/lti/claim/resource_link") or {}).get(
-            "id"
-        ),
+        "context": (body.get(_LTI + "context") or {}).get("id"),
+        "link": (body.get(_LTI + "resource_link") or {}).get("id"),
     }
-    return all(
-        (value in claims[name] or claims[name] == [None])  # a login may not name its client
-        if name == "aud"
-        else claims[name] == value
-        for name, value in wanted.items()
-    )
+    auds = body.get("aud")
+    for aud in auds if isinstance(auds, list) else [auds]:
+        for claim, value in claims.items():
+            if value is not None:
+                yield body.get("iss"), aud, claim, value
 
 
 # --- access: the export ----------------------------------------------------------------------
