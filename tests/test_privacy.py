@@ -492,3 +492,21 @@ def test_the_sweeper_applies_retention_at_most_once_per_interval(app, school):
 
 def test_without_windows_the_sweeper_does_nothing(app):
     assert sweeper.retain() is None
+
+
+def test_retention_never_removes_work_in_progress(app, school, platform, live_tool):
+    """A grading still waiting, however old, stays with its file; the rest of its course goes."""
+    upload_again(platform, live_tool, school.cal)
+    age(app, 40)
+    app.config["EVALUAITOR_RETAIN_SUBMISSIONS_DAYS"] = 30
+    waiting = db.session.scalar(
+        select(Submission).join(GradingJob).where(GradingJob.status == "pending")
+    )
+    path = Path(app.config["EVALUAITOR_DATA_DIR"]) / waiting.storage_path
+    assert waiting.id not in privacy.retention_plan().work.submission_ids
+
+    privacy.apply_retention(actor="test")
+
+    db.session.expire_all()
+    assert [s.id for s in db.session.scalars(select(Submission))] == [waiting.id]
+    assert path.is_file()
