@@ -510,3 +510,21 @@ def test_retention_never_removes_work_in_progress(app, school, platform, live_to
     db.session.expire_all()
     assert [s.id for s in db.session.scalars(select(Submission))] == [waiting.id]
     assert path.is_file()
+
+
+def test_ids_that_name_nothing_are_refused_before_the_database(app, live_tool):
+    """Found by the OpenAPI fuzzing on PostgreSQL: a NUL in an id, or a platform id past 32
+    bits, made the database fail (500) instead of answering that there is no such thing."""
+    for scope in (("student", "a\x00b", 1), ("course", "c", 2**40), ("activity", "9" * 30, None)):
+        with pytest.raises((ValueError, privacy.NotFound)):
+            privacy.select_scope(privacy.Scope(*scope))
+    app.config["EVALUAITOR_ADMIN_TOKEN"] = ADMIN_TOKEN
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    with httpx.Client(base_url=live_tool, timeout=10) as client:
+        for body in (
+            {"scope": "student", "key": "a\x00b", "platform_id": 1},
+            {"scope": "course", "key": "c", "platform_id": 2**40},
+        ):
+            assert client.post("/privacy/erasures", json=body, headers=admin).status_code == 422
+        body = {"scope": "activity", "key": "9" * 30}
+        assert client.post("/privacy/exports", json=body, headers=admin).status_code == 404

@@ -70,11 +70,15 @@ class PrivacyScopeIn(Strict):
     key: str = Field(
         min_length=1,
         max_length=255,
+        pattern=r"^[^\x00]+$",
         description="The student's LMS user id (sub), the course's LMS context id, the "
         "activity's id, or the organization's external id.",
     )
     platform_id: int | None = Field(
-        None, description="The platform a student or a course belongs to (required for them)."
+        None,
+        ge=1,
+        le=2**31 - 1,
+        description="The platform a student or a course belongs to (required for them).",
     )
 
 

@@ -125,6 +125,12 @@ class Scope:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"not a scope: {self.kind!r}")
+        # No id holds a NUL (PostgreSQL refuses one in a query) or is this long; a row id is
+        # a 32-bit integer: anything else names nothing, whichever interface it came from.
+        if "\x00" in self.key or not 0 < len(self.key) <= 255:
+            raise ValueError("not an id")
+        if self.platform_id is not None and not 0 < self.platform_id < 2**31:
+            raise ValueError("not a platform id")
         if self.kind in ("student", "course") and self.platform_id is None:
             raise ValueError(f"a {self.kind} is named within a platform")
 
@@ -199,7 +205,8 @@ def select_scope(scope: Scope) -> Selection:
         found.launches.add((*_platform(course.platform_id), "context", course.context_id))
         return found
     if scope.kind == "activity":
-        activity = db.session.get(Activity, int(scope.key)) if scope.key.isdigit() else None
+        number = int(scope.key) if scope.key.isdigit() else 0
+        activity = db.session.get(Activity, number) if 0 < number < 2**31 else None
         if activity is None or scope.platform_id not in (None, activity.platform_id):
             raise NotFound(scope.kind)
         found = Selection(label=f"activity #{activity.id} of platform {activity.platform_id}")
