@@ -120,7 +120,6 @@ def test_each_run_adds_its_spend_priced_and_cached_replies_cost_nothing(
     assert row.job_id == submission.job.id and row.organization_id is None
     assert row.activity_id == submission.activity_id
 
-
     app.config["EVALUAITOR_LLM_PRICES"] = {}  # a regrade asks afresh, now with no price
     llm.reply(GOOD_REPLY, usage=USAGE)
     act(browser, teacher(browser, platform, live_tool), submission, "regrade")
