@@ -18,7 +18,7 @@ from flask.cli import FlaskGroup, with_appcontext
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from app import create_app, tenants
+from app import create_app, privacy, tenants
 from app.api.commands import org_group, token_group
 from app.extensions import db
 from app.models import Activity, Deployment, Platform
@@ -504,3 +504,86 @@ cli.add_command(org_group)
 
 if __name__ == "__main__":
     cli()
+
+
+# --- data protection (app.privacy) -----------------------------------------------------------
+
+_SCOPE_ARGUMENTS = (
+    click.argument("scope", type=click.Choice(["student", "course", "activity", "organization"])),
+    click.argument("key"),
+    click.option(
+        "--platform",
+        "platform_id",
+        type=int,
+        default=None,
+        help="The platform of a student or a course (see `evaluaitor platform list`).",
+    ),
+)
+
+
+def _scope_options(command):
+    for decorate in reversed(_SCOPE_ARGUMENTS):
+        command = decorate(command)
+    return command
+
+
+def _scope(scope: str, key: str, platform_id: int | None) -> privacy.Scope:
+    """KEY: the student's LMS user id, the course's LMS context id, the activity's id, or the
+    organization's external id."""
+    try:
+        found = privacy.Scope(scope, key, platform_id)  # type: ignore[arg-type]
+        privacy.select_scope(found)
+    except ValueError as exc:
+        raise click.ClickException(f"{exc} (give --platform).") from exc
+    except privacy.NotFound as exc:
+        raise click.ClickException(f"There is no such {scope}.") from exc
+    return found
+
+
+@cli.group("privacy")
+def privacy_group() -> None:
+    """Erase or export a student, course, activity or organization; apply retention."""
+
+
+@privacy_group.command("erase")
+@_scope_options
+@click.confirmation_option(
+    prompt="This deletes everything of it for good: submissions, files, grades, appeals, "
+    "prompts, model replies and cached replies. Continue?"
+)
+@with_appcontext
+def privacy_erase(scope: str, key: str, platform_id: int | None) -> None:
+    """Erase a SCOPE named by KEY (a student's LMS user id, a course's LMS context id, an
+    activity's id, an organization's external id) with everything of theirs."""
+    try:
+        erased = privacy.erase_scope(_scope(scope, key, platform_id), actor="cli")
+    except privacy.InProgress as exc:
+        raise click.ClickException(f"Nothing was erased: {exc}. Try again later.") from exc
+    counts = ", ".join(f"{name} {count}" for name, count in erased.counts.items() if count)
+    click.echo(f"Erased {erased.label}: {counts or 'nothing held'}.")
+
+
+@privacy_group.command("export")
+@_scope_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@with_appcontext
+def privacy_export(scope: str, key: str, platform_id: int | None, output: Path) -> None:
+    """Write everything held about a SCOPE named by KEY to a zip (data.json and files/)."""
+    archive = privacy.export_scope(_scope(scope, key, platform_id), actor="cli")
+    output.write_bytes(archive)
+    click.echo(f"Wrote {output} ({len(archive)} bytes).")
+
+
+@privacy_group.command("retention")
+@click.option("--dry-run", is_flag=True, help="List what would go, remove nothing.")
+@with_appcontext
+def privacy_retention(dry_run: bool) -> None:
+    """Apply EVALUAITOR_RETAIN_SUBMISSIONS_DAYS and EVALUAITOR_RETAIN_PROMPTS_DAYS now (the
+    workers do it about once an hour)."""
+    if dry_run:
+        for line in privacy.retention_plan().lines():
+            click.echo(line)
+        return
+    counts = privacy.apply_retention(actor="cli")
+    done = ", ".join(f"{name} {count}" for name, count in counts.items() if count)
+    click.echo(f"Retention applied: {done or 'nothing was due'}.")

@@ -78,6 +78,16 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # work: its size in MB (the oldest replies go first) and the days a reply is kept; 0 = none.
     "EVALUAITOR_LLM_CACHE_MAX_MB": 200,
     "EVALUAITOR_LLM_CACHE_MAX_DAYS": 30,
+    # Retention (app.privacy), applied by the workers' sweeper at most once every
+    # EVALUAITOR_RETENTION_EVERY seconds; 0 keeps for ever. Submissions (with their files,
+    # grades, appeals and cached replies) go this many days after the last activity in their
+    # course (an upload, a grading, a teacher's change); API evaluations this many days after
+    # their last change. Work in progress is never removed.
+    "EVALUAITOR_RETAIN_SUBMISSIONS_DAYS": 0,
+    # The prompts sent and the model's raw replies of a finished grading, and cached replies,
+    # go this many days after it finished (the score and feedback stay).
+    "EVALUAITOR_RETAIN_PROMPTS_DAYS": 0,
+    "EVALUAITOR_RETENTION_EVERY": 3600.0,
     # 1: mask e-mails, phone numbers, student ids and the student's name before any model
     # sees the text (prose only; source code is sent as written).
     "EVALUAITOR_MASK_PII": 1,

@@ -40,6 +40,17 @@ def platform_folder(platform_id: int) -> str:
     return f"p{platform_id}"
 
 
+def student_folder(platform_id: int, activity_id: int, user_id: int) -> str:
+    """The folder of one student's uploads to one activity, in the data and in the LLM cache
+    directory: below the platform's, so removing the platform removes it too."""
+    return f"{platform_folder(platform_id)}/{activity_folder(activity_id)}/u{user_id}"
+
+
+def activity_folder(activity_id: int) -> str:
+    """An activity's folder inside its platform's."""
+    return f"a{activity_id}"
+
+
 def organization_folder(organization_id: int) -> str:
     """The folder of an organization's API uploads and their cached model replies."""
     return f"o{organization_id}"

@@ -122,10 +122,6 @@ def test_each_run_adds_its_spend_priced_and_cached_replies_cost_nothing(
     assert row.organization_id == submission.activity.platform.organization_id is not None
     assert row.activity_id == submission.activity_id
 
-    graded_by(browser, platform, live_tool, "4", ESSAY.encode())  # the same text: cached
-    assert latest("4").job.provenance["cache_hits"] == 1
-    assert len(usage_rows()) == 1
-
     app.config["EVALUAITOR_LLM_PRICES"] = {}  # a regrade asks afresh, now with no price
     llm.reply(GOOD_REPLY, usage=USAGE)
     act(browser, teacher(browser, platform, live_tool), submission, "regrade")
@@ -143,6 +139,12 @@ def test_each_run_adds_its_spend_priced_and_cached_replies_cost_nothing(
     detail = browser.get(f"{staff}submissions/{submission.id}").text
     assert f"{first.cost:.4f} (and 1 call without a price)" in detail
     assert "2 model calls in all its gradings" in detail
+
+    # The same student's same text again: their own cached reply costs nothing (another
+    # student's replies are in their own folder, app.privacy, and never served to them).
+    graded_by(browser, platform, live_tool, "2", ESSAY.encode())
+    assert latest("2").job.provenance["cache_hits"] == 1
+    assert len(usage_rows()) == 2
 
 
 @pytest.mark.parametrize(

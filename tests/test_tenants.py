@@ -80,6 +80,7 @@ ROUTES: dict[str, str] = {
     "admin.registration_link": ADMIN,
     "admin.model_servers": ADMIN,
     "admin.organization_limits": ADMIN,
+    "admin.privacy_request": ADMIN,
     "web.activity": PAGE_TOKEN,
     "web.status": PAGE_TOKEN,
     "web.stats": PAGE_TOKEN,
@@ -118,6 +119,8 @@ ROUTES: dict[str, str] = {
     "api.get_organization": API_ADMIN,
     "api.put_organization": API_ADMIN,
     "api.database_status": API_ADMIN,
+    "api.privacy_erase": API_ADMIN,
+    "api.privacy_export": API_ADMIN,
 }
 
 #: Path parameters that name one tenant's objects; the probes fill them with B's ids.

@@ -16,6 +16,7 @@ from flask import (
 )
 from flask_babel import gettext as _
 
+from app import privacy
 from app.admin import auth, overview
 from app.errors import Forbidden
 from app.extensions import csrf
@@ -82,6 +83,43 @@ def registration_link():
         return _index(link_error=message, lms=address), 400
     url = url_for("lti.register", link=made.token, _external=True)
     return _index(new_link=url, new_link_row=made.link)
+
+
+@bp.post("/privacy")
+def privacy_request():
+    """Export (a zip) or erase a student, course, activity or organization (app.privacy);
+    an erasure needs its confirmation box ticked."""
+    if not auth.is_signed_in():
+        raise Forbidden(_("Sign in on the admin page first."))
+    form = request.form
+    platform = form.get("platform_id", "").strip()
+    try:
+        scope = privacy.Scope(
+            form.get("scope", ""),  # type: ignore[arg-type]
+            form.get("key", "").strip(),
+            int(platform) if platform.isdigit() else None,
+        )
+        privacy.select_scope(scope)
+    except (ValueError, privacy.NotFound):
+        return _index(privacy_error=_("Nothing matches: check the id and the platform.")), 404
+    if form.get("action") == "export":
+        archive = privacy.export_scope(scope, actor="admin page")
+        response = current_app.response_class(archive, mimetype="application/zip")
+        response.headers["Content-Disposition"] = f'attachment; filename="{scope.kind}.zip"'
+        return response
+    if form.get("confirm") != "1":
+        return _index(privacy_error=_("Tick the box to confirm the erasure.")), 400
+    try:
+        erased = privacy.erase_scope(scope, actor="admin page")
+    except privacy.InProgress as exc:
+        message = _(
+            "Nothing was erased: %(count)s item(s) are still being graded or sent. "
+            "Try again once they are done.",
+            count=exc.count,
+        )
+        return _index(privacy_error=message), 409
+    flash(_("Erased %(what)s.", what=erased.label))
+    return redirect(url_for("admin.index"), code=303)
 
 
 @bp.post("/sign-in")

@@ -10,7 +10,14 @@ from __future__ import annotations
 from flask import Flask
 
 #: Paths whose errors (also 404/405 from routing) are answered in the API's JSON shape.
-PREFIXES = ("/database", "/organizations", "/evaluations", "/plugins", "/openapi.json")
+PREFIXES = (
+    "/database",
+    "/organizations",
+    "/privacy",
+    "/evaluations",
+    "/plugins",
+    "/openapi.json",
+)
 
 
 def init_app(app: Flask) -> None:

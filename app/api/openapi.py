@@ -17,7 +17,11 @@ from app.api import schemas
 from app.api.version import API_VERSION, HEADER
 
 REF = "#/components/schemas/{model}"
-_INPUT: tuple[type[BaseModel], ...] = (schemas.OrganizationIn, schemas.SubmissionForm)
+_INPUT: tuple[type[BaseModel], ...] = (
+    schemas.OrganizationIn,
+    schemas.SubmissionForm,
+    schemas.PrivacyScopeIn,
+)
 _OUTPUT: tuple[type[BaseModel], ...] = (
     schemas.ErrorBody,
     schemas.DatabaseStatus,
@@ -28,6 +32,7 @@ _OUTPUT: tuple[type[BaseModel], ...] = (
     schemas.EvaluationList,
     schemas.Cancelled,
     schemas.PluginList,
+    schemas.ErasureOut,
 )
 
 _ERRORS = {
@@ -35,7 +40,8 @@ _ERRORS = {
     "401": "The token is missing, unknown or revoked, or its organization is inactive.",
     "403": "This token may not use this endpoint.",
     "404": "No such item for this organization.",
-    "409": "The evaluation is not in a state that allows this.",
+    "409": "The evaluation (or, for an erasure, some of the work) is not in a state that "
+    "allows this.",
     "413": "The file is larger than the upload limit.",
     "415": "The body or the file is not of an accepted type.",
     "422": "A field is invalid; the message names it.",
@@ -94,6 +100,23 @@ def _code_parameter() -> dict[str, Any]:
     return {"name": "code", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
+def _export_operation() -> dict[str, Any]:
+    """An export answers with a zip, not JSON."""
+    operation = _operation(
+        "Everything held about a student, course, activity or organization, as a zip: "
+        "data.json and files/ (admin)",
+        {},
+        "400 401 403 404 415 422 503",
+        requestBody={"required": True, "content": _content(_ref(schemas.PrivacyScopeIn))},
+    )
+    operation["responses"]["200"] = {
+        "description": "The archive (a subject access request's answer).",
+        "headers": {HEADER: {"$ref": f"#/components/headers/{HEADER}"}},
+        "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}},
+    }
+    return operation
+
+
 def document() -> dict[str, Any]:
     _, definitions = models_json_schema(
         [(m, "validation") for m in _INPUT] + [(m, "serialization") for m in _OUTPUT],
@@ -112,6 +135,16 @@ def document() -> dict[str, Any]:
                 "401 403 503",
             )
         },
+        "/privacy/erasures": {
+            "post": _operation(
+                "Erase a student, course, activity or organization with everything of theirs "
+                "(admin; 409 while some of its work is in progress)",
+                {"200": schemas.ErasureOut},
+                "400 401 403 404 409 415 422 503",
+                requestBody={"required": True, "content": _content(_ref(schemas.PrivacyScopeIn))},
+            )
+        },
+        "/privacy/exports": {"post": _export_operation()},
         "/organizations": {
             "post": _operation(
                 "Create (201) or update (200) an organization by external id (admin)",

@@ -102,6 +102,35 @@ class BudgetOut(Strict):
     waiting: int = Field(description="Gradings waiting for budget (status processing).")
 
 
+class PrivacyScopeIn(Strict):
+    """Whose data to erase or export (app.privacy)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    scope: Literal["student", "course", "activity", "organization"]
+    key: str = Field(
+        min_length=1,
+        max_length=255,
+        pattern=r"^[^\x00]+$",
+        description="The student's LMS user id (sub), the course's LMS context id, the "
+        "activity's id, or the organization's external id.",
+    )
+    platform_id: int | None = Field(
+        None,
+        ge=1,
+        le=2**31 - 1,
+        description="The platform a student or a course belongs to (required for them).",
+    )
+
+
+class ErasureOut(Strict):
+    """What was erased: the scope by internal ids, and how many rows, files, cached replies
+    and launch records went (spend rows and audit tombstones are kept)."""
+
+    scope: str
+    counts: dict[str, int]
+
+
 class OrganizationOut(Strict):
     id: int
     external_id: str

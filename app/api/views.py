@@ -13,21 +13,29 @@ from pydantic import BaseModel
 from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from app import spend, tenants
+from app import privacy, spend, tenants
 from app.api import auth, documents, evaluations, openapi
-from app.api.errors import ApiForbidden, ApiNotFound, InvalidRequest, UnsupportedMediaType
+from app.api.errors import (
+    ApiForbidden,
+    ApiNotFound,
+    Conflict,
+    InvalidRequest,
+    UnsupportedMediaType,
+)
 from app.api.schemas import (
     Accepted,
     BudgetOut,
     Cancelled,
     DatabaseInfo,
     DatabaseStatus,
+    ErasureOut,
     EvaluationList,
     ListQuery,
     OrganizationIn,
     OrganizationOut,
     PluginList,
     PluginOut,
+    PrivacyScopeIn,
     SchemaState,
     SubmissionForm,
     parse,
@@ -118,6 +126,42 @@ def _schema() -> tuple[str | None, str | None, bool]:
         current = MigrationContext.configure(connection).get_current_revision()
         tables = set(inspect(connection).get_table_names())
     return current, head, set(db.metadata.tables) <= tables
+
+
+# -- data protection (app.privacy) ------------------------------------------------------
+
+
+@bp.post("/privacy/erasures")
+def privacy_erase():
+    """Erase a student, course, activity or organization for good (admin)."""
+    auth.require_admin()
+    scope = _privacy_scope()
+    try:
+        erased = privacy.erase_scope(scope, actor="api")
+    except privacy.InProgress as exc:
+        raise Conflict("in_progress", f"{exc}; try again once it is done.") from exc
+    return _json(ErasureOut(scope=erased.label, counts=erased.counts))
+
+
+@bp.post("/privacy/exports")
+def privacy_export():
+    """Everything held about a student, course, activity or organization, as a zip (admin)."""
+    auth.require_admin()
+    scope = _privacy_scope()
+    archive = privacy.export_scope(scope, actor="api")
+    response = current_app.response_class(archive, mimetype="application/zip")
+    response.headers["Content-Disposition"] = f'attachment; filename="{scope.kind}-export.zip"'
+    return response
+
+
+def _privacy_scope() -> privacy.Scope:
+    data = parse(PrivacyScopeIn, _json_body())
+    try:
+        scope = privacy.Scope(data.scope, data.key, data.platform_id)
+        privacy.select_scope(scope)
+    except (ValueError, privacy.NotFound) as exc:  # a student or course needs its platform
+        raise ApiNotFound(f"There is no such {data.scope} ({exc}).") from exc
+    return scope
 
 
 # -- organizations -----------------------------------------------------------------------

@@ -36,7 +36,8 @@ class Brief:
 
 class Owner(Protocol):
     def tenant(self, job: GradingJob) -> str:
-        """The tenant's folder (app.tenants): its files and its cached model replies."""
+        """The folder of its cached model replies, as of its files (app.tenants): the tenant's,
+        or one student's inside it, so that erasing them removes exactly theirs (app.privacy)."""
 
     def brief(self, job: GradingJob) -> Brief:
         """How to grade it; may read the LMS first (its gradebook column's maximum)."""

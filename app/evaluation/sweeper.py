@@ -14,6 +14,9 @@ that RQ will not run:
   it is probably what kills its workers;
 - a pending delivery that is due (its first attempt, or a retry) that RQ does not hold.
 
+It also applies the retention windows (:func:`retain`, app.privacy), but at most once per
+``EVALUAITOR_RETENTION_EVERY`` seconds across all workers, not every round.
+
 Rows younger than ``EVALUAITOR_REQUEUE_AFTER`` seconds are left to the request or job that
 is about to queue them. Two sweepers (two workers) may look at the same row: taking it over
 is a conditional update on its old RQ job id, so only one of them queues it.
@@ -26,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select, update
 
+from app import privacy
 from app.catalogue import N_
 from app.evaluation import lifecycle
 from app.evaluation.lifecycle import new_job_id
@@ -54,6 +58,14 @@ def sweep(older_than: timedelta) -> int:
     return _grading(now, cutoff) + sum(
         _deliveries(model, now, cutoff) for model in delivery_models()
     )
+
+
+def retain() -> dict[str, int] | None:
+    """Apply retention if it is due (a Redis key shared by the workers is the clock); the
+    counts of what went, or None when it was not due."""
+    if not privacy.retention_due():
+        return None
+    return privacy.apply_retention(actor="sweeper")
 
 
 def _grading(now: datetime, cutoff: datetime) -> int:

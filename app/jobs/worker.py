@@ -64,6 +64,7 @@ def sweep_forever(app: Flask) -> None:
         with _no_fork, app.app_context():
             try:
                 sweeper.sweep(older_than)
+                sweeper.retain()
             except Exception:  # the sweeper must outlive a bad moment (e.g. Redis restarting)
                 app.logger.exception("sweep failed")
 

@@ -6,7 +6,9 @@ it for ever nor mix tenants:
 - each tenant's entries live in a folder of its own, named as in the data directory
   (``p<platform id>``, ``o<organization id>``, see :mod:`app.tenants`; ``evaluaitor grade``
   uses ``local``), so removing a tenant removes its folder and nothing of anyone else's; a
-  tenant's replies are not served to another one either;
+  tenant's replies are not served to another one either. An LMS student's replies go one
+  level deeper, as their files do (``p<platform>/a<activity>/u<user>``), so erasing one
+  student, activity or course removes exactly their replies (app.privacy);
 - entries older than the age bound are deleted, and the oldest first while the cache is over
   its size bound. A writer checks at most every ``prune_every`` seconds (the time of a marker
   file tells when the last check ran), so a write costs one ``stat`` besides the entry.
@@ -49,10 +51,13 @@ class CacheLimits:
 
 
 def scope_path(directory: str | Path, scope: str) -> Path:
-    """The folder of one tenant's entries; ``scope`` is a single folder name."""
-    if not _SCOPE.fullmatch(scope):
+    """The folder of one tenant's entries: ``scope`` is a folder name, or a path of them below
+    the tenant's (``p3/a5/u7``: one student's work at one activity, so that erasing the
+    student removes exactly their replies, see app.privacy)."""
+    parts = scope.split("/")
+    if not all(_SCOPE.fullmatch(part) for part in parts):
         raise ValueError(f"not a cache scope: {scope!r}")
-    return Path(directory) / scope
+    return Path(directory).joinpath(*parts)
 
 
 class ReplyCache:

@@ -106,8 +106,8 @@ def _store(
         raise UploadError(localize(exc.user_message)) from exc
 
     attempt = attempts.last + 1
-    folder = tenants.platform_folder(activity.platform_id)
-    directory = Path(data_dir) / folder / f"a{activity.id}" / f"u{user.id}"
+    folder = tenants.student_folder(activity.platform_id, activity.id, user.id)
+    directory = Path(data_dir) / folder
     directory.mkdir(parents=True, exist_ok=True)
     digest = incoming.sha256
     final_path = directory / f"{attempt}-{digest[:16]}{Path(filename).suffix.lower()}"
@@ -205,7 +205,11 @@ class LmsSide:
     """What the LMS adds to the evaluation core (see app.evaluation.owners)."""
 
     def tenant(self, job: GradingJob) -> str:
-        return tenants.platform_folder(job.submission.activity.platform_id)
+        """The student's own folder inside the platform's: their replies go with them."""
+        submission = job.submission
+        return tenants.student_folder(
+            submission.activity.platform_id, submission.activity_id, submission.user_id
+        )
 
     def brief(self, job: GradingJob) -> Brief:
         submission = job.submission

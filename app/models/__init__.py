@@ -10,6 +10,7 @@ from app.models.lti import (
     Platform,
     RegistrationLink,
 )
+from app.models.privacy import PrivacyEvent
 from app.models.submissions import (
     Appeal,
     AuditEvent,
@@ -37,6 +38,7 @@ __all__ = [
     "ModelUsage",
     "Organization",
     "Platform",
+    "PrivacyEvent",
     "PushStatus",
     "RegistrationLink",
     "ScorePush",
