@@ -124,6 +124,7 @@ def fold_dead(pid: int, path: Path) -> None:
 
 @contextmanager
 def _locked(path: Path, how: int) -> Iterator[None]:
+    path.mkdir(parents=True, exist_ok=True)  # a web process may scrape before anyone counted
     with open(path / _LOCK, "a") as handle:
         fcntl.flock(handle, how)
         try:
