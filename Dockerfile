@@ -4,9 +4,8 @@
 # It expects one reverse proxy in front that terminates TLS (EVALUAITOR_TRUSTED_PROXIES=1).
 # Monitoring (README, "Operations"): /healthz and /readyz for probes; /metrics once
 # EVALUAITOR_METRICS_TOKEN is set. Each container keeps its counters in its own
-# PROMETHEUS_MULTIPROC_DIR (gunicorn.conf.py empties it at start): a worker container's
-# counters reach a web container's /metrics only if they share that directory and the pid
-# namespace (e.g. a Kubernetes pod with both, shareProcessNamespace and an emptyDir).
+# PROMETHEUS_MULTIPROC_DIR (gunicorn.conf.py empties it at start); a worker container serves
+# its own with EVALUAITOR_WORKER_METRICS_ADDRESS=0.0.0.0:9101 (and -p 9101).
 # The worker runs students' programs under bubblewrap: its container needs the security options
 # in docs/sandbox.md ("In a container"), e.g.
 #   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined \

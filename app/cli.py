@@ -182,7 +182,7 @@ def worker_command(burst: bool) -> None:
     from app import metrics
     from app.extensions import redis_connection
     from app.jobs import queue, tasks
-    from app.jobs.worker import preload, sweep_forever, work
+    from app.jobs.worker import preload, serve_metrics, sweep_forever, work
     from app.llm import discovery
 
     app = current_app._get_current_object()
@@ -193,6 +193,8 @@ def worker_command(burst: bool) -> None:
     preload()
     if not burst:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
+        if app.config["EVALUAITOR_WORKER_METRICS_ADDRESS"]:
+            serve_metrics(app, app.config["EVALUAITOR_WORKER_METRICS_ADDRESS"])
     if os.environ.get(discovery.WATCH_VARIABLE) and not app.config["EVALUAITOR_LLM_BASE_URL"]:
         ports = discovery.probe_ports(app.config["EVALUAITOR_LLM_PROBE_PORTS"])
         wanted = app.config["EVALUAITOR_LLM_MODEL"]

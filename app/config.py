@@ -48,6 +48,10 @@ _STRING_SETTINGS: dict[str, str | None] = {
     "EVALUAITOR_STEERING_CHECK": "off",
     # Bearer token that /metrics (Prometheus's format) wants; unset, /metrics answers 404.
     "EVALUAITOR_METRICS_TOKEN": None,
+    # host:port where `evaluaitor worker` serves its own /metrics (the same token), for a
+    # worker whose counters the web's /metrics cannot read (another container or machine).
+    # Unset: none.
+    "EVALUAITOR_WORKER_METRICS_ADDRESS": None,
     # Prometheus's multiprocess directory, where every process (gunicorn's, the worker's, its
     # work horses') writes its counters for /metrics to add up; read by the client library
     # itself too. `evaluaitor run` and the image's gunicorn set one and empty it at start.

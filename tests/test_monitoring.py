@@ -24,6 +24,7 @@ from app.models import JobStatus
 from tests.test_core_loop import GOOD_REPLY, open_activity, upload
 from tests.test_reliability import Stack, job_of
 from tests.test_reliability import stack as stack  # noqa: F401  (the fixture)
+from tests.test_run_command import _free_port
 
 TOKEN = "scrape-token-0123456789abcdef"
 #: Words of the student's work that no log line may hold.
@@ -97,6 +98,40 @@ def test_a_work_horses_counters_reach_the_web_apps_metrics(
         f"counter_archive-{worker}.db",
         f"histogram_archive-{worker}.db",
     ]
+
+
+def test_a_worker_elsewhere_serves_its_own_counters(
+    counted, browser, platform, llm, live_tool, tmp_path
+):
+    """A worker whose directory the web cannot read (another container: its own directory
+    here) serves its counters on EVALUAITOR_WORKER_METRICS_ADDRESS, with the same token and
+    nothing but /metrics."""
+    port = _free_port()
+    counted.app.config |= {
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "worker-counters"),
+        "EVALUAITOR_WORKER_METRICS_ADDRESS": f"127.0.0.1:{port}",
+    }
+    llm.set_default(GOOD_REPLY)
+    page = open_activity(browser, platform, live_tool)
+    counted.start_worker()
+    upload(browser, page, "essay.txt", ESSAY.encode())
+    counted.wait_for("the submission graded", lambda: job_of().status == JobStatus.COMPLETED)
+    worker = f"http://127.0.0.1:{port}"
+
+    def scraped() -> dict | None:
+        try:
+            found = samples(scrape(worker).text)
+        except httpx.TransportError:
+            return None
+        return (
+            found if ("evaluaitor_model_calls_total", (("model", "fake-model"),)) in found else None
+        )
+
+    found = counted.wait_for("the worker's own scrape", scraped)
+    assert found[("evaluaitor_time_to_grade_seconds_count", (("outcome", "completed"),))] == 1
+    assert scrape(worker, token="wrong").status_code == 401
+    assert httpx.get(f"{worker}/readyz", timeout=10).status_code == 404
+    assert httpx.get(f"{worker}/lti/jwks", timeout=10).status_code == 404
 
 
 def test_metrics_are_off_by_default_and_want_the_token(app, live_tool) -> None:

@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 from rq import Worker
 from rq.job import Job
 from rq.queue import Queue
+from werkzeug.serving import make_server
 
 from app import metrics
 from app.evaluation import sweeper
@@ -83,6 +84,28 @@ def sweep_forever(app: Flask) -> None:
                 sweeper.sweep(older_than)
             except Exception:  # the sweeper must outlive a bad moment (e.g. Redis restarting)
                 app.logger.exception("sweep failed")
+
+
+def serve_metrics(app: Flask, address: str) -> None:
+    """Serve ``app``'s /metrics alone on ``address`` (host:port) from a daemon thread; every
+    other path is 404. A scrape runs its queries while no work horse forks (see above)."""
+    host, _, port = address.rpartition(":")
+
+    def metrics_only(environ: dict, start_response: Callable) -> list[bytes]:
+        if environ.get("PATH_INFO") != "/metrics":
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"Not found\n"]
+        with _no_fork:
+            body = app(environ, start_response)
+            try:
+                return list(body)
+            finally:
+                if hasattr(body, "close"):
+                    body.close()
+
+    server = make_server(host, int(port), metrics_only)
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+    log.info("worker metrics on http://%s/metrics", address)
 
 
 def work(
