@@ -2,6 +2,10 @@
 #   docker run ... evaluaitor worker
 # Production sets DATABASE_URL, REDIS_URL, SECRET_KEY and mounts /data for uploads and keys.
 # It expects one reverse proxy in front that terminates TLS (EVALUAITOR_TRUSTED_PROXIES=1).
+# Monitoring (README, "Operations"): /healthz and /readyz for probes; /metrics once
+# EVALUAITOR_METRICS_TOKEN is set. Each container keeps its counters in its own
+# PROMETHEUS_MULTIPROC_DIR (gunicorn.conf.py empties it at start); a worker container serves
+# its own with EVALUAITOR_WORKER_METRICS_ADDRESS=0.0.0.0:9101 (and -p 9101).
 # The worker runs students' programs under bubblewrap: its container needs the security options
 # in docs/sandbox.md ("In a container"), e.g.
 #   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
@@ -14,7 +18,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     EVALUAITOR_INSTANCE_DIR=/data/instance \
     EVALUAITOR_DATA_DIR=/data/submissions \
     EVALUAITOR_KEY_DIR=/data/keys \
-    EVALUAITOR_TRUSTED_PROXIES=1
+    EVALUAITOR_TRUSTED_PROXIES=1 \
+    PROMETHEUS_MULTIPROC_DIR=/tmp/evaluaitor-metrics
 
 # The code judge (app/judge/languages.py): bubblewrap, its sandbox, and the toolchains it runs
 # inside it (Python is the image's own). The man directory is missing in slim images and the
@@ -35,7 +40,7 @@ WORKDIR /srv/evaluaitor
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY migrations ./migrations
-COPY wsgi.py ./
+COPY wsgi.py gunicorn.conf.py ./
 RUN pip install --no-cache-dir -e . gunicorn \
     && pybabel compile -d app/translations \
     && useradd --system --home /data evaluaitor \

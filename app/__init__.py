@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import secrets
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 from flask import Flask, jsonify
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app import admin, api, errors, i18n, redaction
+from app import admin, api, errors, i18n, logs, monitoring, redaction
 from app import config as settings
 from app.extensions import BoundedJSONProvider, db, init_db, init_redis, migrate
 from app.text import clean_name, clean_text, reveal_hidden
@@ -34,9 +33,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.config["SQLALCHEMY_DATABASE_URI"] = app.config["DATABASE_URL"]
     app.config["SECRET_KEY"] = app.config["SECRET_KEY"] or _instance_secret(app.instance_path)
     app.config["REDIS_URL"] = app.config["REDIS_URL"] or "redis://127.0.0.1:6379/0"
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.init_app(app)
     redaction.init_app()
 
     proxies = app.config["EVALUAITOR_TRUSTED_PROXIES"]
@@ -63,6 +60,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(setup_bp)
     api.init_app(app)
     admin.init_app(app)
+    monitoring.init_app(app)
     _wire_evaluation_core()
 
     @app.get("/health")

@@ -48,9 +48,14 @@ def run_command(host: str, port: int, worker: bool) -> None:
     """
     from flask_migrate import upgrade
 
+    from app import metrics
     from app.supervisor import Supervisor
 
     app = current_app._get_current_object()
+    # The web server here and the worker (with its work horses) add up their counters there.
+    counters = Path(app.config["PROMETHEUS_MULTIPROC_DIR"] or Path(app.instance_path) / "metrics")
+    metrics.use_directory(counters)
+    app.config["PROMETHEUS_MULTIPROC_DIR"] = str(counters)
     if not app.config["EVALUAITOR_LLM_BASE_URL"]:
         _use_local_llm(app.config)
     with Supervisor(grace=app.config["EVALUAITOR_SHUTDOWN_GRACE"]) as supervisor:
@@ -178,16 +183,22 @@ def practice_command(tool_url: str, port: int | None) -> None:
 def worker_command(burst: bool) -> None:
     """Run an RQ worker for the grading and passback queues, with the sweeper (which, not
     RQ's scheduler, queues retries when due: they are kept in the database)."""
+    from app import metrics
     from app.extensions import redis_connection
     from app.jobs import queue, tasks
-    from app.jobs.worker import preload, sweep_forever, work
+    from app.jobs.worker import preload, serve_metrics, sweep_forever, work
     from app.llm import discovery
 
     app = current_app._get_current_object()
+    counters = metrics.directory(app.config["PROMETHEUS_MULTIPROC_DIR"])
+    if counters is not None:  # not emptied: the web processes may share it
+        counters.mkdir(parents=True, exist_ok=True)
     tasks.use_app(app)
     preload()
     if not burst:
         threading.Thread(target=sweep_forever, args=(app,), daemon=True).start()
+        if app.config["EVALUAITOR_WORKER_METRICS_ADDRESS"]:
+            serve_metrics(app, app.config["EVALUAITOR_WORKER_METRICS_ADDRESS"])
     if os.environ.get(discovery.WATCH_VARIABLE) and not app.config["EVALUAITOR_LLM_BASE_URL"]:
         ports = discovery.probe_ports(app.config["EVALUAITOR_LLM_PROBE_PORTS"])
         ports = discovery.allowed_ports(ports, app.config)
@@ -197,6 +208,7 @@ def worker_command(burst: bool) -> None:
         lambda: [queue.queue(queue.GRADING), queue.queue(queue.PASSBACK)],
         redis_connection,
         burst=burst,
+        metrics_dir=counters,
     )
 
 

@@ -51,6 +51,19 @@ _STRING_SETTINGS: dict[str, str | None] = {
     # model is no judge of it, and a yes on an essay that only discusses instructions holds its
     # grade for nothing.
     "EVALUAITOR_STEERING_CHECK": "off",
+    # Bearer token that /metrics (Prometheus's format) wants; unset, /metrics answers 404.
+    "EVALUAITOR_METRICS_TOKEN": None,
+    # host:port where `evaluaitor worker` serves its own /metrics (the same token), for a
+    # worker whose counters the web's /metrics cannot read (another container or machine).
+    # Unset: none.
+    "EVALUAITOR_WORKER_METRICS_ADDRESS": None,
+    # Prometheus's multiprocess directory, where every process (gunicorn's, the worker's, its
+    # work horses') writes its counters for /metrics to add up; read by the client library
+    # itself too. `evaluaitor run` and the image's gunicorn set one and empty it at start.
+    "PROMETHEUS_MULTIPROC_DIR": None,
+    # "text" (the default) or "json": one JSON object per log line, with the request's id
+    # (X-Request-ID) or the RQ job's id (app.logs).
+    "EVALUAITOR_LOG_FORMAT": "text",
 }
 
 #: Numeric settings with their defaults (type taken from the default).
@@ -151,6 +164,9 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # it is given, so one address may not use it as a scanner.
     "EVALUAITOR_REGISTER_RATE_LIMIT": 10,
     "EVALUAITOR_REGISTER_RATE_WINDOW": 600,
+    # /readyz fails unless a worker's heartbeat is this recent (seconds). RQ's idle workers
+    # send one every 405 s, and their record expires after 480 s.
+    "EVALUAITOR_READY_HEARTBEAT_AGE": 480,
 }
 
 #: What the practice platform (on localhost) needs to reach: loopback, and nothing else.
@@ -209,6 +225,8 @@ def load(instance_path: str) -> dict[str, Any]:
         endpoints.parse(config["EVALUAITOR_LLM_ALLOWED_BASE_URLS"])
     except ValueError as exc:
         raise ValueError(f"EVALUAITOR_LLM_ALLOWED_BASE_URLS: {exc}") from exc
+    if config["EVALUAITOR_LOG_FORMAT"] not in ("text", "json"):
+        raise ValueError("EVALUAITOR_LOG_FORMAT must be text or json")
     return config
 
 

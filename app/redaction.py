@@ -14,16 +14,24 @@ import re
 
 REDACTED = "[redacted]"
 
-#: ``/l/<token>`` in a path, and token-bearing query parameters.
-_CREDENTIALS = re.compile(r"(/l/)[^/\s?#\"']+|((?:registration_token|token)=)[^&\s#\"']+")
+#: ``/l/<token>`` in a path, token-bearing query parameters, and bearer tokens or whole
+#: Authorization header values (an httpx or a requests error may quote the headers it sent).
+_CREDENTIALS = re.compile(
+    r"(/l/)[^/\s?#\"']+"
+    r"|((?:registration_token|token|api_key|access_token)=)[^&\s#\"']+"
+    r"|((?-i:Bearer|Basic)\s+)[^\s\"',}]+"
+    r"|((?:Authorization|X-Api-Key)[\"']?\s*[:=]\s*[\"']?(?:(?:Bearer|Basic)\s+)?)[^\s\"',}]+",
+    re.IGNORECASE,
+)
 
 #: Loggers that write request URLs: Werkzeug's and gunicorn's access logs, Flask's error log.
 _URL_LOGGERS = ("werkzeug", "gunicorn.access", "gunicorn.error", "app")
 
 
 def redact(text: str) -> str:
-    """``text`` with every URL-borne credential replaced by ``[redacted]``."""
-    return _CREDENTIALS.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+    """``text`` with every credential it carries (in a URL, a header) replaced by
+    ``[redacted]``."""
+    return _CREDENTIALS.sub(lambda m: next(filter(None, m.groups())) + REDACTED, text)
 
 
 class RedactCredentials(logging.Filter):

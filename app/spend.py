@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, case, func, select
 
+from app import metrics
 from app.extensions import db
 from app.grading import cross_check, registry, runner
 from app.grading.base import PlannedCall
@@ -107,6 +108,8 @@ def record_run(
         for model, (n, prompt, completion) in sorted(spent.items())
     ]
     db.session.add_all(rows)
+    for row in rows:
+        _count(row)
     return rows
 
 
@@ -116,6 +119,17 @@ def organization_of(job: GradingJob) -> int | None:
     if job.evaluation is not None:
         return job.evaluation.organization_id
     return job.submission.activity.platform.organization_id if job.submission else None
+
+
+def _count(row: ModelUsage) -> None:
+    """The run's calls in the process's counters (app.metrics): made, whether or not the run
+    then stores its result."""
+    model = metrics.model_label(row.model)
+    metrics.MODEL_CALLS.labels(model).inc(row.calls)
+    metrics.MODEL_TOKENS.labels(model, "prompt").inc(row.prompt_tokens)
+    metrics.MODEL_TOKENS.labels(model, "completion").inc(row.completion_tokens)
+    if row.cost is not None:
+        metrics.MODEL_COST.labels(model).inc(row.cost)
 
 
 def _tokens(value: Any) -> int:

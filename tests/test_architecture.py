@@ -49,7 +49,9 @@ FACTORY = frozenset({"app", "app.cli"})
 GRADING_LAYER = ("app.grading", "app.llm", "app.extract", "app.judge", "app.policy")
 #: What the grading layer may use outside itself: Flask-free modules at the bottom of ``app``.
 #: ``app.i18n`` is not one (it is Flask-Babel's wiring); its ``N_`` lives in ``app.catalogue``.
-FOUNDATION = frozenset({"app.catalogue", "app.safe_regex", "app.redaction", "app.safe_json"})
+FOUNDATION = frozenset(
+    {"app.catalogue", "app.safe_regex", "app.redaction", "app.safe_json", "app.metrics"}
+)
 
 #: What the evaluation core must not import: the sides that use it.
 OWNERS = ("app.lti", "app.api", "app.web", "app.lms", "app.admin", "app.practice")
@@ -314,13 +316,15 @@ def test_the_graph_reads_every_kind_of_import(tmp_path: Path) -> None:
 #: package (``app.lms``, ``app.api``…), so the layout shows the layers.
 TOP_LEVEL = {
     "roots": {"__init__", "cli", "offline", "supervisor"},
-    # Flask-Babel's wiring: the locale comes from the launch (app.lti), so it sits with the edges
-    "edge wiring": {"i18n"},
+    # Flask-Babel's wiring: the locale comes from the launch (app.lti), so it sits with the edges;
+    # the log format and request ids, and the probes and /metrics, which read every layer
+    "edge wiring": {"i18n", "logs", "monitoring"},
     "below the core": {"spend", "tenants", "uploads", "extensions"},
     "foundation": {
         "catalogue",
         "config",
         "errors",
+        "metrics",
         "outbound",
         "ratelimit",
         "redaction",

@@ -211,6 +211,31 @@ def test_run_starts_everything_from_an_empty_instance_folder(tmp_path):
         assert "Traceback" not in run.output
 
 
+def test_run_counts_in_a_metrics_directory_it_empties_at_start(tmp_path):
+    """``run`` empties instance/metrics (an earlier run's files name dead, maybe reused,
+    pids); its web server's /metrics then shows what the worker's work horse counted, and
+    /readyz is ready."""
+    stale = tmp_path / "instance" / "metrics" / "counter_4242.db"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"\0" * 16)
+    with FakeLLM() as llm, processes.reaped(tmp_path):
+        llm.set_default(REPLY)
+        run = Run(tmp_path, EVALUAITOR_LLM_BASE_URL=llm.url, EVALUAITOR_METRICS_TOKEN="t0ken")
+        run.wait_until_up()
+        assert not stale.exists()
+        code = run.submit()
+        scrape = {"Authorization": "Bearer t0ken"}
+
+        def counted() -> bool:
+            text = httpx.get(f"{run.url}/metrics", headers=scrape, timeout=10).text
+            return 'evaluaitor_time_to_grade_seconds_count{outcome="completed"} 1.0' in text
+
+        _wait_for(counted, f"the horse's counts never showed:\n{run.output}")
+        assert httpx.get(f"{run.url}/readyz", timeout=10).status_code == 200
+        run.stop(signal.SIGTERM, timeout=STOP_MARGIN)
+        assert run.status(code) == "completed"
+
+
 # A stop as systemd (KillMode=mixed) and `docker stop` do it, SIGTERM to the main process; and
 # as a terminal's Ctrl+C does it, SIGINT to the whole foreground process group.
 STOPS = [

@@ -60,9 +60,16 @@ ADMIN = "admin-session"
 API_ORGANIZATION = "api-organization-token"
 #: REST API endpoints for the admin token only.
 API_ADMIN = "api-admin-token"
+#: Load balancer and Kubernetes probes: open, "ok" or "failing" per check, 503 when failing.
+PROBE = "probe"
+#: /metrics: the operator's, with EVALUAITOR_METRICS_TOKEN; organizations by number only.
+METRICS = "metrics-token"
 
 ROUTES: dict[str, str] = {
     "health": PUBLIC,
+    "monitoring.healthz": PROBE,
+    "monitoring.readyz": PROBE,
+    "monitoring.scrape": METRICS,
     "static": PUBLIC,
     "lti.jwks": PUBLIC,
     "lti.canvas_json": PUBLIC,
@@ -487,6 +494,20 @@ def test_public_routes_hold_no_tenant_data(app, tenants_ab, live_tool):
             response = client.request(method, url)
             assert response.status_code == 200, url
             assert not leaks(response, alpha) and not leaks(response, bravo), url
+
+
+def test_probes_and_metrics_name_no_tenant(app, tenants_ab, live_tool):
+    """The probes say ok or failing, whatever the tenants hold; /metrics, with its token,
+    counts per organization by number, never by a name, a person or an activity."""
+    app.config["EVALUAITOR_METRICS_TOKEN"] = "metrics-token-for-tests"
+    scrape = {"Authorization": "Bearer metrics-token-for-tests"}
+    with httpx.Client(base_url=live_tool, timeout=10) as client:
+        answers = [client.get(str(rule)) for rule, _method in _routes(app, PROBE)]
+        answers += [client.get(str(rule), headers=scrape) for rule, _ in _routes(app, METRICS)]
+    assert [a.status_code in (200, 503) for a in answers] == [True] * len(answers)
+    assert "evaluaitor_month_model_calls" in answers[-1].text
+    for tenant in tenants_ab:
+        assert [leaks(answer, tenant) for answer in answers] == [[]] * len(answers)
 
 
 def test_a_platform_cannot_launch_as_another(tenants_ab, live_tool):

@@ -21,6 +21,7 @@ from redis.exceptions import LockError
 from sqlalchemy import update
 from sqlalchemy.exc import OperationalError
 
+from app import metrics
 from app.catalogue import N_
 from app.evaluation.lifecycle import new_job_id
 from app.evaluation.owners import sender_for
@@ -60,6 +61,7 @@ def attempt(kind: str, row_id: int, token: str | None) -> None:
     with lane(sender.lane(row)) as held:
         if not held:
             _defer(row)
+            _count(kind, "deferred")
             return
         db.session.refresh(row)
         if not _ours(row, token):
@@ -67,6 +69,7 @@ def attempt(kind: str, row_id: int, token: str | None) -> None:
         claimed = row.job_id
         if sender.overtaken(row):
             _record(row, claimed, status=PushStatus.SUPERSEDED)
+            _count(kind, "superseded")
             return
         row.attempts += 1
         row.next_attempt_at = None
@@ -78,12 +81,19 @@ def attempt(kind: str, row_id: int, token: str | None) -> None:
             raise  # the database is away: nothing can be recorded; the sweeper sends it again
         except DeliveryFailed as exc:
             log.warning("%s attempt %s failed: %s", queue.label(row), row.attempts, exc)
-            _record_failure(row, claimed, str(exc), exc.status, exc.retryable)
+            final = _record_failure(row, claimed, str(exc), exc.status, exc.retryable)
+            _count(kind, "failed" if final else "will_retry")
         except Exception:
             log.exception("%s attempt %s crashed", queue.label(row), row.attempts)
             _record_failure(row, claimed, INTERNAL_ERROR, None, True)
+            _count(kind, "crashed")
         else:
             _record(row, claimed, status=PushStatus.SENT, last_error=None)
+            _count(kind, "sent")
+
+
+def _count(kind: str, outcome: str) -> None:
+    metrics.DELIVERIES.labels(kind, outcome).inc()
 
 
 def _ours(row: Delivery, token: str | None) -> bool:
@@ -158,7 +168,8 @@ def _record(row: Delivery, claimed: str | None, **values: object) -> bool:
 
 def _record_failure(
     row: Delivery, claimed: str | None, message: str, status: int | None, retryable: bool
-) -> None:
+) -> bool:
+    """Record a failed attempt: its retry, or the end (True) when none is left."""
     db.session.rollback()
     db.session.refresh(row)
     _model, _sender, setting = sender_for(row.__tablename__)
@@ -175,6 +186,7 @@ def _record_failure(
     if _record(row, claimed, **values) and due:
         db.session.refresh(row)
         queue.dispatch(row)
+    return "status" in values
 
 
 def resend(row: Delivery) -> None:

@@ -28,7 +28,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from app import spend
+from app import metrics, spend
 from app.catalogue import N_
 from app.evaluation import budget, lifecycle
 from app.evaluation.owners import owner_of
@@ -217,8 +217,12 @@ def _grade(job: GradingJob, token: str | None) -> GradingResult:
 def _finish(job: GradingJob, token: str | None, status: JobStatus, **values: object) -> None:
     """Store the final state with the owner's effects; nothing if the row is no longer this
     job's."""
+    queued = job.enqueued_at
     if not lifecycle.end(job, RUNNING, status, token=token, **values):
         raise Cancelled()
+    if queued is not None:
+        waited = (_now() - as_utc(queued)).total_seconds()
+        metrics.TIME_TO_GRADE.labels(str(status)).observe(max(waited, 0.0))
 
 
 def _fail(job: GradingJob, token: str | None, message: str, exc: BaseException) -> None:

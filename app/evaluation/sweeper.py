@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select, update
 
-from app import privacy
+from app import metrics, privacy
 from app.catalogue import N_
 from app.evaluation import lifecycle
 from app.evaluation.lifecycle import new_job_id
@@ -86,6 +86,7 @@ def _grading(now: datetime, cutoff: datetime) -> int:
         if row.status == JobStatus.PROCESSING:
             queued += _hand_back(row)
         elif _take_over(row):
+            metrics.SWEEPER_ACTIONS.labels(f"queued_{row.status}_grading").inc()
             queued += queue.dispatch(row)
     return queued
 
@@ -95,14 +96,15 @@ def _hand_back(job: GradingJob) -> int:
     old = job.job_id
     if job.handbacks >= MAX_HANDBACKS:
         log.warning("grading job %s lost its worker %s times: failed", job.id, job.handbacks)
-        lifecycle.end(
+        if lifecycle.end(
             job,
             (JobStatus.PROCESSING,),
             JobStatus.FAILED,
             token=old,
             error_message=STOPPED_AGAIN,
             error_details={"exception_type": "WorkerLost"},
-        )
+        ):
+            metrics.SWEEPER_ACTIONS.labels("failed_lost_grading").inc()
         return 0
     log.info("grading job %s lost its worker: handed back", job.id)
     moved = lifecycle.move(
@@ -113,7 +115,10 @@ def _hand_back(job: GradingJob) -> int:
         **(lifecycle.queued_values() | {"progress_message": HANDED_BACK}),
         handbacks=job.handbacks + 1,
     )
-    return queue.dispatch(job) if moved else 0
+    if not moved:
+        return 0
+    metrics.SWEEPER_ACTIONS.labels("handed_back_grading").inc()
+    return queue.dispatch(job)
 
 
 def _deliveries(model: type[Delivery], now: datetime, cutoff: datetime) -> int:
@@ -127,7 +132,9 @@ def _deliveries(model: type[Delivery], now: datetime, cutoff: datetime) -> int:
         )
     ).all()
     held = queue.held(row.job_id for row in rows if row.job_id)
-    return sum(queue.dispatch(row) for row in rows if row.job_id not in held and _take_over(row))
+    taken = [row for row in rows if row.job_id not in held and _take_over(row)]
+    metrics.SWEEPER_ACTIONS.labels(f"queued_{model.__tablename__}").inc(len(taken))
+    return sum(queue.dispatch(row) for row in taken)
 
 
 def _take_over(row: GradingJob | Delivery) -> bool:

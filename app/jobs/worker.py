@@ -19,13 +19,16 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 
 from flask import Flask
 from redis.exceptions import RedisError
 from rq import Worker
 from rq.job import Job
 from rq.queue import Queue
+from werkzeug.serving import make_server
 
+from app import metrics
 from app.evaluation import sweeper
 
 _no_fork = threading.Lock()
@@ -35,11 +38,26 @@ RESTART_PAUSE = 2.0
 
 
 class SweepingWorker(Worker):
-    """RQ's forking worker that waits for a running sweep before it forks."""
+    """RQ's forking worker that waits for a running sweep before it forks, and folds each
+    ended work horse's counters into its own files (app.metrics)."""
+
+    #: PROMETHEUS_MULTIPROC_DIR, when the counters go to one.
+    metrics_dir: Path | None = None
+    #: The latest work horse (RQ forgets its pid once it has ended).
+    forked: int = 0
 
     def fork_work_horse(self, job: Job, queue: Queue) -> None:
         with _no_fork:
             super().fork_work_horse(job, queue)
+        self.forked = self.horse_pid
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        self.forked = 0
+        try:
+            super().execute_job(job, queue)  # forks the horse and waits for its end
+        finally:
+            if self.metrics_dir is not None and self.forked:
+                metrics.fold_dead(self.forked, self.metrics_dir)
 
 
 def preload() -> None:
@@ -69,13 +87,42 @@ def sweep_forever(app: Flask) -> None:
                 app.logger.exception("sweep failed")
 
 
-def work(queues: Callable[[], list[Queue]], connection: Callable, *, burst: bool) -> None:
+def serve_metrics(app: Flask, address: str) -> None:
+    """Serve ``app``'s /metrics alone on ``address`` (host:port) from a daemon thread; every
+    other path is 404. A scrape runs its queries while no work horse forks (see above)."""
+    host, _, port = address.rpartition(":")
+
+    def metrics_only(environ: dict, start_response: Callable) -> list[bytes]:
+        if environ.get("PATH_INFO") != "/metrics":
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"Not found\n"]
+        with _no_fork:
+            body = app(environ, start_response)
+            try:
+                return list(body)
+            finally:
+                if hasattr(body, "close"):
+                    body.close()
+
+    server = make_server(host, int(port), metrics_only)
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+    log.info("worker metrics on http://%s/metrics", address)
+
+
+def work(
+    queues: Callable[[], list[Queue]],
+    connection: Callable,
+    *,
+    burst: bool,
+    metrics_dir: Path | None = None,
+) -> None:
     """Run RQ's loop until a stop is asked for (SIGTERM, SIGINT) or a burst is done; a loop
     that quit on an error is replaced by a new worker after :data:`RESTART_PAUSE`."""
     while True:
         worker = None
         try:
             worker = SweepingWorker(queues(), connection=connection())  # it names itself in Redis
+            worker.metrics_dir = metrics_dir
             worker.work(burst=burst, with_scheduler=False)
         except RedisError as exc:  # Redis still down, or the teardown could not reach it either
             log.warning("the worker loop ended with Redis unreachable: %s", exc)

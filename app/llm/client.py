@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from app import safe_json
+from app import metrics, safe_json
 from app.catalogue import N_
 from app.llm.endpoints import Allowlists
 from app.llm.errors import (
@@ -155,6 +155,14 @@ class LLMClient:
             body["seed"] = seed
         if json_mode and self._json_mode_supported:
             body["response_format"] = {"type": "json_object"}
+        try:
+            return self._send(body, started)
+        except LLMError as exc:
+            model = metrics.model_label(body["model"])
+            metrics.MODEL_ERRORS.labels(model, type(exc).__name__).inc()
+            raise
+
+    def _send(self, body: dict[str, Any], started: float) -> Completion:
         response, attempts = self._post(body)
         if (
             response.status_code == 400

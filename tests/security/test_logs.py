@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 
 from app.redaction import REDACTED, redact
@@ -33,3 +34,31 @@ def test_redaction_keeps_the_rest_of_the_line() -> None:
     assert redact(line) == (
         f'127.0.0.1 - - "GET /l/{REDACTED}/submissions/3?token={REDACTED}&page=2 HTTP/1.1" 200 -'
     )
+
+
+def test_bearer_tokens_and_authorization_values_are_redacted() -> None:
+    assert redact("Authorization: Bearer sk-live.123") == f"Authorization: Bearer {REDACTED}"
+    assert (
+        redact("{'authorization': 'Basic dXNlcjpw'}") == f"{{'authorization': 'Basic {REDACTED}'}}"
+    )
+    assert redact("X-Api-Key=abc123 sent") == f"X-Api-Key={REDACTED} sent"
+    assert redact("a bearer token is needed") == "a bearer token is needed"  # prose stays
+
+
+def test_every_logger_is_redacted_not_only_the_url_loggers() -> None:
+    """A record of any logger (a child of ``app``, a library's) passes the filter on the root
+    handlers: a logger's own filters do not see its children's records."""
+    from app import logs
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        logs.configure("text")
+        logging.getLogger("app.lti.views").warning("GET /l/s3cret-page/status")
+        logging.getLogger("httpx").warning("headers: Authorization: Bearer s3cret-key")
+    finally:
+        root.removeHandler(handler)
+    assert "s3cret" not in stream.getvalue()
+    assert stream.getvalue().count(REDACTED) == 2
