@@ -31,7 +31,7 @@ from rq import Worker
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from app import metrics, ratelimit
+from app import metrics, ratelimit, spend
 from app.extensions import db, redis_connection
 from app.jobs import queue
 from app.models import Activity, GradingJob, Platform
@@ -206,14 +206,14 @@ def _from_database() -> list[Metric]:
         select(GradingJob.status, func.count()).group_by(GradingJob.status)
     ):
         jobs.add_metric([str(status)], count)
-    return [jobs, *_month_spend()]
+    return [jobs, *_month_spend(), *_budgets()]
 
 
 def _month_spend() -> list[Metric]:
     """This month's (UTC) model spend per organization, from the ledger (app.spend): an LMS
     activity's through its platform's organization. Organizations are named by their number
     (``evaluaitor org list`` maps them), not their name; ``none``: no organization."""
-    start = datetime.now(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    start = spend.month_start()
     organization = func.coalesce(ModelUsage.organization_id, Platform.organization_id)
     rows = db.session.execute(
         select(organization, func.sum(ModelUsage.calls), func.sum(ModelUsage.cost))
@@ -237,3 +237,29 @@ def _month_spend() -> list[Metric]:
         calls.add_metric([label], n or 0)
         cost.add_metric([label], spent or 0.0)
     return [calls, cost]
+
+
+def _budgets() -> list[Metric]:
+    """Every monthly spend limit (app.spend.budget_use): the limit, what is used (the ledger
+    and what running gradings reserved) and how many gradings wait for it, per scope
+    (``organization`` or ``activity``) and number. Only limited scopes appear, so the series
+    stay few."""
+    labels = ["scope", "id", "unit"]
+    limit = GaugeMetricFamily("evaluaitor_budget_limit", "Monthly spend limit.", labels=labels)
+    used = GaugeMetricFamily(
+        "evaluaitor_budget_used", "Spent or reserved this month (UTC) against it.", labels=labels
+    )
+    waiting = GaugeMetricFamily(
+        "evaluaitor_budget_waiting", "Gradings waiting for budget.", labels=["scope", "id"]
+    )
+    for scope in spend.budget_use():
+        key = [scope["scope"], str(scope["id"])]
+        for unit, cap, spent in (
+            ("tokens", scope["token_limit"], scope["tokens_used"]),
+            ("cost", scope["cost_limit"], scope["cost_used"]),
+        ):
+            if cap is not None:
+                limit.add_metric([*key, unit], cap)
+                used.add_metric([*key, unit], spent)
+        waiting.add_metric(key, scope["waiting"])
+    return [limit, used, waiting]

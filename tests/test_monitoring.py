@@ -151,6 +151,42 @@ def test_wrong_metrics_tokens_lock_the_address_out(app, live_tool) -> None:
     assert scrape(live_tool).status_code == 429  # the right token too, until the window ends
 
 
+def test_each_monthly_limit_shows_its_use_and_no_name(app, live_tool) -> None:
+    """Budget use (app.spend.budget_use) as gauges: a limited organization by its number, with
+    its limit and this month's tokens; an organization without a limit adds no series."""
+    from app import tenants
+    from app.extensions import db
+    from app.models.jobs import ModelUsage
+
+    app.config["EVALUAITOR_METRICS_TOKEN"] = TOKEN
+    with app.app_context():
+        limited, _ = tenants.upsert_organization("school-budget-7", name="Escola Secreta")
+        tenants.upsert_organization("school-free-8", name="Other")
+        limited.monthly_token_limit = 5000
+        db.session.flush()
+        db.session.add(
+            ModelUsage(
+                organization_id=limited.id,
+                model="m",
+                calls=2,
+                prompt_tokens=900,
+                completion_tokens=300,
+            )
+        )
+        db.session.commit()
+        key = ("organization", str(limited.id))
+
+    answered = scrape(live_tool)
+
+    found = samples(answered.text)
+    labels = (("id", key[1]), ("scope", key[0]), ("unit", "tokens"))
+    assert found[("evaluaitor_budget_limit", labels)] == 5000
+    assert found[("evaluaitor_budget_used", labels)] == 1200
+    assert found[("evaluaitor_budget_waiting", labels[:2])] == 0
+    assert sum(name == "evaluaitor_budget_limit" for name, _ in found) == 1
+    assert "Escola Secreta" not in answered.text
+
+
 def readiness(base: str) -> tuple[int, dict]:
     answer = httpx.get(f"{base}/readyz", timeout=10)
     return answer.status_code, answer.json()
