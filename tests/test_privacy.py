@@ -33,10 +33,12 @@ from app import privacy
 from app.cli import cli
 from app.evaluation import sweeper
 from app.extensions import db, redis_connection
+from app.lti import nrps
 from app.models import (
     Activity,
     Appeal,
     AuditEvent,
+    Course,
     Grade,
     GradingJob,
     LtiUser,
@@ -264,6 +266,13 @@ def test_erasing_a_student_leaves_nothing_of_them_and_all_of_the_others(app, sch
     ]  # fmt: skip
     assert len(ann_files) == 2 and all(p.is_file() for p in ann_files)  # the .txt and the .pdf
     spend_before = spend_total()
+    # The class list cached course-1's roster from the LMS, names and e-mails with it.
+    course = db.session.scalar(select(Course).where(Course.context_id == "course-1"))
+    roster = nrps.Roster(
+        tuple(nrps.Member(sub, f"Name{mark}word", f"{mark}@example.org", ("Learner",))
+              for sub, mark in ((school.ann, ANN), (school.ben, BEN)))
+    )  # fmt: skip
+    nrps._cache_set(f"{privacy.ROSTER_PREFIX}{school.platform_id}:{course.id}", roster, 300)
 
     erased = privacy.erase_scope(
         privacy.Scope("student", school.ann, school.platform_id), actor="test"

@@ -20,7 +20,7 @@ from typing import Any
 from flask_babel import gettext as _
 from redis.exceptions import RedisError
 
-from app import outbound
+from app import outbound, privacy
 from app.extensions import redis_connection
 from app.lti import claims, keys
 from app.lti.service_client import ServiceClient, ServiceError, with_query
@@ -130,7 +130,7 @@ def course_roster(platform: Platform, course: Course | None, config: Mapping[str
     when the service is not offered or fails (never raises for the LMS's failures)."""
     if course is None or not course.memberships_url:
         return Roster((), _("The LMS does not share the course's member list with this tool."))
-    cache_key = f"evaluaitor:roster:{platform.id}:{course.id}"
+    cache_key = f"{privacy.ROSTER_PREFIX}{platform.id}:{course.id}"
     cached = _cache_get(cache_key)
     if cached is not None:
         return cached

@@ -93,6 +93,9 @@ Kind = Literal["student", "course", "activity", "organization"]
 KINDS: tuple[Kind, ...] = ("student", "course", "activity", "organization")
 #: Where launch data (pylti1p3's) and login records are kept in Redis (app.lti.launch).
 LAUNCH_PREFIX = "evaluaitor:lti"
+#: Where app.lti.nrps caches a course's roster (names and e-mails, for minutes):
+#: ``<prefix><platform id>:<course id>``. An erasure in a platform drops its rosters.
+ROSTER_PREFIX = "evaluaitor:roster:"
 #: Columns never exported: secrets, not data about anyone.
 SECRET_COLUMNS = {("organization", "callback_secret"), ("api_token", "token_hash")}
 _LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -508,7 +511,21 @@ def _delete_outside(found: Selection, paths: list[str]) -> dict[str, int]:
                 cache_entries += prune(
                     scope_path(cache_dir, folder), limits, now=cutoff.timestamp()
                 )
-    return {"files": files, "cache_entries": cache_entries, "redis_keys": _drop_launches(found)}
+    redis_keys = _drop_launches(found) + _drop_rosters(found)
+    return {"files": files, "cache_entries": cache_entries, "redis_keys": redis_keys}
+
+
+def _drop_rosters(found: Selection) -> int:
+    """The cached rosters of every platform the selection touches (a cache: the next class
+    list asks the LMS again), so an erased student's name and e-mail are not among them."""
+    platforms = {folder.split("/")[0][1:] for folder in found.folders if folder[0] == "p"}
+    redis = redis_connection()
+    keys = [
+        key
+        for platform in platforms
+        for key in redis.scan_iter(match=f"{ROSTER_PREFIX}{platform}:*", count=1000)
+    ]
+    return redis.delete(*keys) if keys else 0
 
 
 def _remove_tree(path: Path) -> int:
