@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import (
     AnyHttpUrl,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     Json,
@@ -53,6 +54,16 @@ class ErrorBody(Strict):
     error: ErrorDetail
 
 
+def _whole(value: Any) -> Any:
+    """JSON has one kind of number: 5000.0 and 5e3 are the integer 5000 to JSON Schema (and
+    to the clients the document generates), so a strict model takes them as that."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: An integer as JSON Schema means it: a number with no fractional part, 5000 or 5e3.
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
+
+
 class OrganizationIn(Strict):
     #: A JSON body has real types: no coercion ("1" or 0 is not a boolean here).
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -68,7 +79,7 @@ class OrganizationIn(Strict):
         description="What its gradings may spend per calendar month (UTC), in the currency of "
         "the configured model prices; null lifts it, absent leaves it.",
     )
-    monthly_token_limit: int | None = Field(
+    monthly_token_limit: WholeNumber | None = Field(
         None,
         ge=0,
         le=10**13,

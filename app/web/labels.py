@@ -99,6 +99,8 @@ ACTIVITY_FIELDS: dict[str, Any] = {
     "min_confidence": _l("Hold grades whose confidence is below"),
     "appeal_limit": _l("Regrade requests per submission"),
     "appeal_days": _l("Days to ask for a regrade"),
+    "monthly_token_limit": _l("Tokens per month"),
+    "monthly_cost_limit": _l("Spending per month"),
 }
 
 

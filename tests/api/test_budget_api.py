@@ -51,3 +51,20 @@ def test_a_negative_limit_is_refused(admin, tenant):
         "/organizations", json={"external_id": "school-a", "monthly_cost_limit": -1}
     )
     assert refused.status_code in (400, 422), refused.text
+
+
+def test_a_token_limit_is_any_json_integer(admin, tenant):
+    """5e3 is the integer 5000 to JSON Schema (the OpenAPI fuzzer sent one): taken as such;
+    a fraction or a numeric string is still no token count."""
+    written = admin.post(
+        "/organizations",
+        content=b'{"external_id": "school-a", "monthly_token_limit": 5e3}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert written.status_code == 200, written.text
+    assert written.json()["budget"]["token_limit"] == 5000
+    for wrong in (1.5, "5000", True):
+        refused = admin.post(
+            "/organizations", json={"external_id": "school-a", "monthly_token_limit": wrong}
+        )
+        assert refused.status_code in (400, 422), (wrong, refused.text)
