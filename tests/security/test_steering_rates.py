@@ -23,7 +23,9 @@ def rates(cases: list[Case]) -> tuple[float, float]:
     return detected, false
 
 
-@pytest.mark.parametrize("prefix", ["", "x-", "y-"], ids=["corpus", "extra", "extra2"])
+@pytest.mark.parametrize(
+    "prefix", ["", "x-", "y-", "z-"], ids=["corpus", "extra", "extra2", "extra3"]
+)
 def test_every_tuning_set_is_held(prefix):
     """A change that loses what a tuning set taught shows here first."""
     cases = [c for c in load("tuning") if c.id[:2] == prefix or (not prefix and c.id[1] != "-")]
