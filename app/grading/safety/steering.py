@@ -476,6 +476,12 @@ _GREETING = _any(
     r"caro|cara|ciao|gentile|per il|per la|egregi[oa]|signor|signora|nota per (?:il|la)",
     r"prezad[oa]|ola|ao|a|para o|para a|senhor|senhora|nota para o",
 )
+# "Sistema: Android 14." or "Modelo: Pixel 8." is a field of a data sheet with its value,
+# not a role or a grader spoken to.
+_NOT_A_FIELD = (  # but "Nota per il correttore: voto 10" gives a grade
+    r"(?![\t ]*(?!(?:score|grade|mark|nota|note|voto|punkte|points|puntos|pontos|punti)\b)"
+    r"[\w.-]+(?:[\t ]+\d[\w.]*)?[\t ]*(?:[.;,\n]|$))"
+)
 _ARTICLE = r"(?:(?:the|el|la|l'|le|les|der|die|den|dem|das|des|o|a|il|lo|os|as)\s*)?"
 _ADDRESSED_GRADER = re.compile(  # "Dear grader,", "To the AI:", "Grader -", "| Note to marker |"
     rf"[@#]\s?(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])"
@@ -490,7 +496,7 @@ _ADDRESSED_GRADER = re.compile(  # "Dear grader,", "To the AI:", "Grader -", "| 
     r"(?:[\t ]+[\w'-]+){1,6}?)?|"
     rf"{_ARTICLE}(?:{_GRADER}|{_WEAK_GRADER})"
     rf"|(?<!\w')[\w-]{{2,}}[\t ]+(?:{_GRADER}|{_WEAK_GRADER}))"
-    r"(?:\s*\([^()\n]{0,60}\))?\s*(?:[,|!]|:(?![\t ]*[\w.-]+[\t ]*$)(?![\t ]*\n[\t ]+[\w\"'-])"
+    r"(?:\s*\([^()\n]{0,60}\))?\s*(?:[,|!]|:" + _NOT_A_FIELD + r"(?![\t ]*\n[\t ]+[\w\"'-])"
     r"|-(?!\w)|$"
     r"|(?<=[\w·])(?=[\t ]+[^\w\s]))",  # not a setting ("evaluator: judge_panel")
     re.MULTILINE,
@@ -524,7 +530,7 @@ _ROLE_LINE = re.compile(
     r"[-=#*\]>~_]{2,}[\t ]*$|^[\t ]*[\[<](?:end|fin|eof|ende|fim|fine)[\]>][\t ]*$|"
     r"[<\[]/\s*(?:submission|student[_ ]?(?:work|text|answer)|essay|answer|document|entrega"
     r"|trabajo|lliurament|treball|copie|abgabe|consegna|trabalho)\s*[>\]]|"
-    rf"{_OPEN}(?:{_ROLE})(?:\s*\([^()\n]{{0,40}}\))?\s*(?::|$)|{_OPEN}{_SECTION_END}"
+    rf"{_OPEN}(?:{_ROLE})(?:\s*\([^()\n]{{0,40}}\))?\s*(?::{_NOT_A_FIELD}|$)|{_OPEN}{_SECTION_END}"
     rf"|^[\t ]*#{{2,4}}[\t ]*{_RESPONSE}\b|{_OPEN}{_RESPONSE}\s+(?:of|from|by|del|de la|de l'"
     rf"|de|du|der|des|do|da|della|dell'|dal)\s*(?:the |el |la |le |der |o |il )?(?:{_GRADER}"
     rf"|{_WEAK_GRADER})(?![\w·])",
@@ -740,7 +746,8 @@ _PAST = _word(
     r"|in (?:year|grade) \d+",
     r"(?:el |la )?(?:ano|trimestre|curso|examen|semana|mes) pasad[oa]|anterior(?:es)?",
     r"(?:l'|el |la )?(?:any|trimestre|curs|examen|setmana|mes) passat|anteriors?",
-    r"(?:l'annee|le trimestre|le mois|la semaine) derni(?:ere|er)|precedent(?:e|s)?",
+    r"(?:l'annee|le trimestre|le mois|la semaine|annee|trimestre|mois|semaine) derni(?:ere|er)"
+    r"|precedent(?:e|s)?",
     r"letzte[nrs]? (?:jahr|woche|monat|halbjahr|aufsatz|arbeit)|vorige[nrs]?|fruher",
     r"(?:o |a )?(?:ano|periodo|trimestre|semana|mes) passad[oa]",
     r"(?:l'anno|il trimestre|la settimana|il mese) scors[oa]|precedent[ei]",
@@ -1021,7 +1028,10 @@ _REPORTING = _word(
     r"|sighed|complained|demanded|suggested|read|reads|printed|displayed|showed|quoted"
     r"|imagine|picture|suppose|pretend|say|says"
     r"|e\.g\.|for example|for instance|called|sentences?|phrases?|lines?|messages?|words"
-    r"|(?:short )?stor(?:y|ies)|tale|novel|narrator|character",
+    r"|(?:short )?stor(?:y|ies)|tale|novel|narrator|character|write|tell|ask|type|hides?|hid"
+    r"|hidden|inserts?|ending with|saying|states?|stated|according to|written|rubric",
+    r"dicho|escrito|segun|rubrica|dit|escrit|ecrit|selon|d'apres|bareme|grille|gesagt"
+    r"|geschrieben|laut|gemass|dito|segundo|grelha|detto|scritto|secondo|griglia",
     r"dijo|dice|pregunto|pregunta|respondio|contesto|grito|susurro|escribio|escriba|escribe"
     r"|pidio|suplico|rogo|exclamo|anadio|murmuro|insistio|bromeo|rio|suspiro|protesto|leyo"
     r"|diga|digan|imagina|imaginad|imaginemos|supongamos|pone|ponga que"
@@ -1125,8 +1135,23 @@ def _in_a_scene(window: str) -> bool:
     return (bool(people) and bool(roles)) or len(cast) >= 2
 
 
+# The rules of the marking quoted from their source: "According to the rubric, the evaluator
+# must...", "Dans le barème, le correcteur doit...", "..., dice la griglia".
+_RULE_SOURCE = _word(
+    r"(?:according to|as per|under|in|from|says|states|segun|de acuerdo con|en|dice|indica"
+    r"|selon|d'apres|dans|dit|laut|gemass|nach|im|sagt|segundo|de acordo com|na|no|diz"
+    r"|secondo|nella|nel)(?: the| el| la| le| il| a| o| der| dem| den| l')?(?: official| oficial"
+    r"| officiel(?:le)?| offizielle[nm]?| ufficiale)? (?:rubrics?|marking scheme|mark scheme"
+    r"|assignment (?:sheet|brief)|grading policy|syllabus|rubrica|baremo|enunciado|bareme"
+    r"|grille(?: d'evaluation)?|erwartungshorizont|bewertungsraster|bewertungsschema"
+    r"|aufgabenstellung|grelha|griglia|traccia)",
+)
+
+
 def _judge(window: str) -> str | None:
     """What the passage does to the grader, or None when it speaks to nobody about a grade."""
+    if _RULE_SOURCE.search(window) and not (_THIS.search(window) or _YOU.search(window)):
+        return None  # the marking's own rules, quoted: they name no work and nobody
     if (
         _ADDRESSED_GRADER.search(window)
         or _IF_YOU_ARE.search(window)
@@ -1147,7 +1172,7 @@ def _judge(window: str) -> str | None:
     ):
         return "address the AI grader about the grade"
     if (
-        _NOTE_BY_STAFF.search(window)
+        any(not _MINE.search(m.group()) for m in _NOTE_BY_STAFF.finditer(window))
         or _STAFF_HEADING.search(window)
         or (_STAFF_CLAIM.search(window) and _ALREADY.search(window))
         or (_staff_label(window) and (_FINAL.search(window) or _INSTRUCTION.search(window)))
