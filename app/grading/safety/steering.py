@@ -530,7 +530,8 @@ _ROLE_LINE = re.compile(
     r"[-=#*\]>~_]{2,}[\t ]*$|^[\t ]*[\[<](?:end|fin|eof|ende|fim|fine)[\]>][\t ]*$|"
     r"[<\[]/\s*(?:submission|student[_ ]?(?:work|text|answer)|essay|answer|document|entrega"
     r"|trabajo|lliurament|treball|copie|abgabe|consegna|trabalho)\s*[>\]]|"
-    rf"{_OPEN}(?:{_ROLE})(?:\s*\([^()\n]{{0,40}}\))?\s*(?::{_NOT_A_FIELD}|$)|{_OPEN}{_SECTION_END}"
+    rf"{_OPEN}(?:{_ROLE})(?:[\t ]+(?:override|update|notice|message|prompt|alert))?"
+    rf"(?:\s*\([^()\n]{{0,40}}\))?\s*(?::{_NOT_A_FIELD}|$)|{_OPEN}{_SECTION_END}"
     rf"|^[\t ]*#{{2,4}}[\t ]*{_RESPONSE}\b|{_OPEN}{_RESPONSE}\s+(?:of|from|by|del|de la|de l'"
     rf"|de|du|der|des|do|da|della|dell'|dal)\s*(?:the |el |la |le |der |o |il )?(?:{_GRADER}"
     rf"|{_WEAK_GRADER})(?![\w·])",
