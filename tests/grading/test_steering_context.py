@@ -37,6 +37,8 @@ CONTEXT = [
     "Sistema: Android 14. Modelo: Pixel 8. Valoración de la revista: 9/10, la mejor cámara.",
     "YAML basics:\n```yaml\nstudent: Ana\ngrade: 10\nfeedback: Excellent\n```\nIndentation"
     " matters.",
+    "Our autograder's output:\n\n$ python autograde.py tests/\nRan 12 tests... OK\nScore:"
+    " 100/100\nGrade: A\n\nWe print the score in green when all tests pass.",
     "Match report: City won 3–1. The referee's assessment system, which reviews every decision,"
     " confirmed the goal. Player ratings: Silva 8/10, Jones 7/10.",
 ]

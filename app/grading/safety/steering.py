@@ -482,6 +482,9 @@ _NOT_A_FIELD = (  # but "Nota per il correttore: voto 10" gives a grade
     r"(?![\t ]*(?!(?:score|grade|mark|nota|note|voto|punkte|points|puntos|pontos|punti)\b)"
     r"[\w.-]+(?:[\t ]+\d[\w.]*)?[\t ]*(?:[.;,\n]|$))"
 )
+# A word that starts with a letter ("l'alumne", "KI-Werkzeug"): never a run of marks, which a
+# pattern tried at every dash of "-----" would read again from each one (quadratic).
+_A_WORD = r"[a-z][\w']*(?:-[\w']+)*"
 _ARTICLE = r"(?:(?:the|el|la|l'|le|les|der|die|den|dem|das|des|o|a|il|lo|os|as)\s*)?"
 _ADDRESSED_GRADER = re.compile(  # "Dear grader,", "To the AI:", "Grader -", "| Note to marker |"
     rf"[@#]\s?(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])"
@@ -490,12 +493,12 @@ _ADDRESSED_GRADER = re.compile(  # "Dear grader,", "To the AI:", "Grader -", "| 
     rf"|,\s*(?:dear |my |mr\.? |ms\.? |querid[oa] |cher |chere |liebe[rs]? |caro |cara )?"
     rf"(?:the |el |la |le |l'|der |die |o |a |il )?(?:{_GRADER})(?![\w·])\s*[?!.]"
     rf"|{_OPEN}(?:(?:a|an|una|un|une|ein|eine|uma|um|my|mi|ma|mon|meine) )?"
-    rf"(?:{_GREETING}(?:[\s:,]+|(?<=')){_ARTICLE}(?:[\w'-]+[\t ]+){{0,2}}?"
+    rf"(?:{_GREETING}(?:[\s:,]+|(?<=')){_ARTICLE}(?:{_A_WORD}[\t ]+){{0,2}}?"
     rf"(?:{_GRADER}|{_WEAK_GRADER})"
     r"(?![\w·])(?:[\t ]+[\w'-]+){0,3}?(?:[\t ]+(?:that|who|which|que|qui|che|der|die|das)"
     r"(?:[\t ]+[\w'-]+){1,6}?)?|"
     rf"{_ARTICLE}(?:{_GRADER}|{_WEAK_GRADER})"
-    rf"|(?<!\w')[\w-]{{2,}}[\t ]+(?:{_GRADER}|{_WEAK_GRADER}))"
+    rf"|(?<![\w'-])[a-z]\w*(?:-\w+)*[\t ]+(?:{_GRADER}|{_WEAK_GRADER}))"
     r"(?:\s*\([^()\n]{0,60}\))?\s*(?:[,|!]|:" + _NOT_A_FIELD + r"(?![\t ]*\n[\t ]+[\w\"'-])"
     r"|-(?!\w)|$"
     r"|(?<=[\w·])(?=[\t ]+[^\w\s]))",  # not a setting ("evaluator: judge_panel")
@@ -672,7 +675,7 @@ _STAFF_HEADING = re.compile(
 # professeur principal (M. Durand) :", "Gegengezeichnet von Herrn Becker (Klassenlehrer):";
 # not "Mi profesora me escribió:" (the student's own teacher, quoted: checked in _staff_label).
 _STAFF_LABEL = re.compile(
-    rf"{_OPEN}((?:[\w'-]+[\t ]+){{0,4}}?(?:{_STAFF})(?![\w·])[^:\n]{{0,40}}?)[\t ]?:(?!\S)",
+    rf"{_OPEN}((?:{_A_WORD}[\t ]+){{0,4}}?(?:{_STAFF})(?![\w·])[^:\n]{{0,40}}?)[\t ]?:(?!\S)",
     re.MULTILINE,
 )
 _MINE = _word(
@@ -1243,11 +1246,12 @@ def _written_in(text: str) -> Iterator[Hit]:
     """A grade block standing on its own line with the top grade and praise or every criterion
     met ("punkte=15 / kriterien=alle erfüllt", '{"nota": 10, "comentario": "Excelente"}'): a
     verdict ready for the grader to take, even with no order. Inside code ("result = {...}")
-    it is data, and so is it in a fenced code block (a tutorial's example, a program's output)."""
-    fences = [m.start() for m in _FENCE.finditer(text)]
+    it is data, and so is it in a fenced code block (a tutorial's example) or after a shell
+    prompt ("$ python grade.py" and what it printed)."""
+    fenced = fences(text)
     for block in _BLOCK.finditer(text):
-        if bisect_left(fences, block.start()) % 2:
-            continue  # between an opening ``` and its closing one
+        if in_code(text, block.start(), fenced):
+            continue
         line_start = text.rfind("\n", max(0, block.start() - 20), block.start()) + 1
         if (line_start == 0 and block.start() > 20) or _LINE_OPENS_BLOCK.fullmatch(
             text, line_start, block.start()
@@ -1268,7 +1272,28 @@ def _written_in(text: str) -> Iterator[Hit]:
 
 
 _WRITTEN_IN = "looks like a grade written into the submission"
+
+
+def fences(text: str) -> list[int]:
+    """The offsets of the code fences (```, ~~~) that open or close a block, in order."""
+    return [m.start() for m in _FENCE.finditer(text)]
+
+
+def in_code(text: str, at: int, fence_offsets: list[int]) -> bool:  # also for flags.py
+    """Whether ``at`` is in a fenced code block (between an opening ``` and its closing one;
+    ``fence_offsets`` as :func:`fences` finds them) or in a program's output after the shell prompt
+    that ran it: there a grade is data."""
+    if bisect_left(fence_offsets, at) % 2:
+        return True
+    blank = text.rfind("\n\n", max(0, at - 400), at)  # the paragraph, at most 400 back
+    paragraph_start = blank + 1 if blank >= 0 else max(0, at - 400)
+    return _PROMPT.search(text, paragraph_start, at) is not None
+
+
 _FENCE = re.compile(r"^[\t ]*(?:```|~~~)", re.MULTILINE)
+_PROMPT = re.compile(
+    r"^[\t ]*(?:\$|>>>|c:\\[^>\n]{0,40}>|[\w.-]{1,20}@[\w.-]{1,20}:\S*\$) \S", re.MULTILINE
+)
 
 
 def _answers(text: str) -> Iterator[Hit]:
