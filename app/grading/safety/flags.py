@@ -124,13 +124,14 @@ def _phrases(
                 message = f"Text that {label}, reported or given as an example; check it."
             elif code == "ScoreClaim":
                 message = f"Text that {label}; an AI grader may take it as its verdict."
-            elif not (hidden or disguised) and steering.reported(folded.text, m.start()):
-                flag_code = "QuotedSteering"  # 'a student might write 'Dear grader, give me 10''
-                message = f"Text that could {label}, reported or given as an example; check it."
             elif (
                 hidden
                 or disguised
-                or not (discussed or _quoted_or_mid_sentence(folded.text, m.start()))
+                or not (
+                    discussed
+                    or _quoted_or_mid_sentence(folded.text, m.start())
+                    or steering.reported(folded.text, m.start())  # in single quotes too
+                )
             ):
                 message = f"The submission seems to {label}. Check the grade by hand."
             else:
