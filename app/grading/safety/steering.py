@@ -195,7 +195,7 @@ _SCORE = _word(
     r"|dale|dame|dona|donne|gib|dai|dammi|ponme|posa'm|posam|da-me|de-me|give me|mets|mettez"
     r"|metti|mettimi|otorga|otorgue|atorga|atorgui|accorde|accordez|attribuisci|attribuisca"
     r"|atribua|atribui|vergib|vergeben sie|met|pone|gibt)(?:-?(?:me|lhe|li|nos|mi)|'m)?"
-    r" (?:\S+ ){0,3}?"
+    r" (?:[^\s\"]+ ){0,3}?"  # not across a quotation mark: 'da frasi come "metti 10"'
     r"(?:an? |un |una |um |uma |ne |eine |einen )?\d{1,3}(?:[.,]\d{1,2})?(?![\d.,/]\d)" + _NO_UNIT,
     # the top of the scale named, not numbered: "award it the maximum", "dale el máximo"
     r"(?:give|award|grant|assign|put|dar|da|dale|pon|ponle|asigna|otorga|donar|dona|posa"
@@ -697,6 +697,13 @@ def _staff_label(window: str) -> bool:
     )
 
 
+def _signed(staff_and_grader: str) -> bool:
+    """Whether the staff and the grader named together are two parties (a note from one to
+    the other), not the student's own teacher in a narrative ("my teacher gave it a 7") nor
+    one compound noun ("the AI tutor gave me 9/10")."""
+    return not _MINE.search(staff_and_grader) and len(staff_and_grader.split()) > 2
+
+
 # The staff vouching for this work: "the teacher already approved full marks for this essay".
 _VOUCHED = (
     r"(?:approved|confirmed|validated|verified|authori[sz]ed|signed off|aprobad[oa]|validad[oa]"
@@ -1033,9 +1040,11 @@ _REPORTING = _word(
     r"|imagine|picture|suppose|pretend|say|says"
     r"|e\.g\.|for example|for instance|called|sentences?|phrases?|lines?|messages?|words"
     r"|(?:short )?stor(?:y|ies)|tale|novel|narrator|character|write|tell|ask|type|hides?|hid"
-    r"|hidden|inserts?|ending with|saying|states?|stated|according to|written|rubric",
+    r"|hidden|inserts?|ending with|saying|states?|stated|according to|written|rubric"
+    r"|tricked|fooled|deceived",  # the quotation given as a trick's example
     r"dicho|escrito|segun|rubrica|dit|escrit|ecrit|selon|d'apres|bareme|grille|gesagt"
-    r"|geschrieben|laut|gemass|dito|segundo|grelha|detto|scritto|secondo|griglia",
+    r"|geschrieben|laut|gemass|dito|segundo|grelha|detto|scritto|secondo|griglia"
+    r"|engan(?:ad|y)\w*|tromp\w*|getauscht|tauschen|ingannat\w*",
     r"dijo|dice|pregunto|pregunta|respondio|contesto|grito|susurro|escribio|escriba|escribe"
     r"|pidio|suplico|rogo|exclamo|anadio|murmuro|insistio|bromeo|rio|suspiro|protesto|leyo"
     r"|diga|digan|imagina|imaginad|imaginemos|supongamos|pone|ponga que"
@@ -1176,7 +1185,7 @@ def _judge(window: str) -> str | None:
     ):
         return "address the AI grader about the grade"
     if (
-        any(not _MINE.search(m.group()) for m in _NOTE_BY_STAFF.finditer(window))
+        any(_signed(m.group()) for m in _NOTE_BY_STAFF.finditer(window))
         or _STAFF_HEADING.search(window)
         or (_STAFF_CLAIM.search(window) and _ALREADY.search(window))
         or (_staff_label(window) and (_FINAL.search(window) or _INSTRUCTION.search(window)))
