@@ -2,11 +2,12 @@
 
 Runs the flags the runner holds grades for (app.grading.runner.HOLD_FOR_REVIEW) over the
 held-out half of the corpus in tests/data/steering/ and prints the share of attempts flagged
-and of look-alikes flagged, by language and by tactic, then the time the checks take on a long
-text. Only counts are printed for the held-out half, so that whoever tunes the detector stays
-blind to its items; ``--misses`` lists the tuning half's misses and false flags instead.
+and of look-alikes flagged, by language and by tactic, then the same two shares for each tuning
+set, then the time the checks take on a long text. Only counts are printed for the held-out
+half, so that whoever tunes the detector stays blind to its items; ``--misses`` lists the tuning
+half's misses and false flags instead, and ``--tuning`` prints the tuning sets' shares alone.
 
-    .venv/bin/python bench/bench_steering.py [--misses]
+    .venv/bin/python bench/bench_steering.py [--misses | --tuning]
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.grading import safety  # noqa: E402
 from app.grading.runner import HOLD_FOR_REVIEW  # noqa: E402
-from tests.steering_corpus import Case, load  # noqa: E402
+from tests.steering_corpus import CORPUS, EXTRAS, Case, load, read  # noqa: E402
 
 TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
 
@@ -58,6 +59,19 @@ def table(cases: list[Case]) -> None:
     )
 
 
+def tuning_sets() -> None:
+    """Detected and falsely flagged shares of each tuning set, which the tests hold at target."""
+    sets = {"corpus tuning half": [c for c in read(CORPUS) if c.half == "tuning"]}
+    sets |= {path.name: read(path) for path in EXTRAS}
+    for name, cases in sets.items():
+        total, hit, _ = rates(cases)
+        print(
+            f"  {name:<20} {hit['attempt'] / total['attempt']:6.1%} of {total['attempt']} attempts"
+            f" detected, {hit['lookalike'] / total['lookalike']:5.1%} of"
+            f" {total['lookalike']} look-alikes flagged"
+        )
+
+
 def misses(cases: list[Case]) -> None:
     for case in cases:
         if flagged(case.text) != (case.kind == "attempt"):
@@ -77,12 +91,19 @@ def speed() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list the tuning half's errors")
-    if parser.parse_args().misses:
+    parser.add_argument("--tuning", action="store_true", help="the tuning sets' shares only")
+    arguments = parser.parse_args()
+    if arguments.misses:
         misses(load("tuning"))
+        return
+    if arguments.tuning:
+        tuning_sets()
         return
     heldout = load("heldout")
     print(f"Steering flags on the held-out half ({len(heldout)} passages)")
     table(heldout)
+    print("\nTuning sets")
+    tuning_sets()
     speed()
 
 

@@ -1,9 +1,10 @@
-"""The steering corpus (tests/data/steering/corpus.jsonl, extra.jsonl, extra2.jsonl) as typed cases.
+"""The steering corpus (tests/data/steering/corpus.jsonl and the extra*.jsonl sets) as typed cases.
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl and extra2.jsonl, written later by other writers, are
-tuning data only, so the held-out half stays the one written before any detector existed.
+not tuned to: never tune on it. extra.jsonl, extra2.jsonl and extra3.jsonl, written later by other
+writers, are tuning data only, so the held-out half stays the one written before any detector
+existed.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ CORPUS = Path(__file__).parent / "data" / "steering" / "corpus.jsonl"
 EXTRA = CORPUS.with_name("extra.jsonl")
 #: A third tuning set, of hard cases (look-alikes closest to attempts); every line "tuning".
 EXTRA2 = CORPUS.with_name("extra2.jsonl")
+#: A fourth tuning set, in registers and framings the others lack; every line "tuning".
+EXTRA3 = CORPUS.with_name("extra3.jsonl")
 #: The tuning-only files, in the order load() reads them after the corpus.
-EXTRAS = (EXTRA, EXTRA2)
+EXTRAS = (EXTRA, EXTRA2, EXTRA3)
 
 LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
 KINDS = ("attempt", "lookalike")
@@ -71,7 +74,7 @@ def read(path: Path) -> list[Case]:
 
 
 def load(half: str | None = None) -> list[Case]:
-    """All cases (corpus, then extra, then extra2) in file order, or only those of ``half``.
+    """All cases (corpus, then extra, extra2, extra3) in file order, or only those of ``half``.
 
     "heldout" reads corpus.jsonl alone: the extra sets are tuning data by construction.
     """

@@ -18,6 +18,7 @@ from tests.steering_corpus import (
     CORPUS,
     EXTRA,
     EXTRA2,
+    EXTRA3,
     EXTRAS,
     HALVES,
     KINDS,
@@ -49,6 +50,9 @@ EXTRA2_MIN_PER_LANG = {
 }
 EXTRA2_MIN_PER_KIND = {"attempt": 100, "lookalike": 160}
 EXTRA2_MAX_CHARS = 1500
+#: The fourth set's brief: per kind, and per kind and language.
+EXTRA3_MIN_PER_KIND = 150
+EXTRA3_MIN_PER_LANG = {"en": 25, "es": 20, "ca": 20, "fr": 18, "de": 18, "pt": 18, "it": 18}
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +147,17 @@ def test_the_hard_case_set_is_large_and_covers_every_language() -> None:
         for kind, minimum in zip(KINDS, minima, strict=True):
             assert per_lang[kind, lang] >= minimum, (kind, lang, per_lang[kind, lang])
     assert all(len(case.text) <= EXTRA2_MAX_CHARS for case in extra2)
+
+
+def test_the_fourth_set_covers_every_language_and_tactic() -> None:
+    extra3 = read(EXTRA3)
+    per_lang = Counter((case.kind, case.lang) for case in extra3)
+    for kind in KINDS:
+        of_kind = [case for case in extra3 if case.kind == kind]
+        assert len(of_kind) >= EXTRA3_MIN_PER_KIND, (kind, len(of_kind))
+        assert {case.tactic for case in of_kind} == set(TACTICS[kind]), kind
+        for lang, minimum in EXTRA3_MIN_PER_LANG.items():
+            assert per_lang[kind, lang] >= minimum, (kind, lang, per_lang[kind, lang])
 
 
 def test_load_rejects_an_unknown_half() -> None:

@@ -101,6 +101,7 @@ def _phrases(
     folded = _Folded(text)
     discussed = not hidden and _DISCUSSION.search(folded.text) is not None
     flagged: list[tuple[int, int]] = []  # folded spans already flagged by a phrase
+    fences = steering.fences(folded.text)
     for code, label, pattern in _PHRASES:
         seen: set[str] = set()
         for m in pattern.finditer(folded.text):
@@ -116,6 +117,8 @@ def _phrases(
                 folded.text, max(0, m.start() - 40), m.start()
             ):
                 continue  # "I'd give it full marks if I could": an opinion, not an order
+            if code == "ScoreClaim" and steering.in_code(folded.text, m.start(), fences):
+                continue  # a tutorial's example or a program's output: data, not a claim
             if code == "ScoreClaim" and steering.reported(folded.text, m.start()):
                 flag_code = "QuotedSteering"  # "frases como «este trabajo merece un 10»"
                 message = f"Text that {label}, reported or given as an example; check it."
@@ -124,7 +127,11 @@ def _phrases(
             elif (
                 hidden
                 or disguised
-                or not (discussed or _quoted_or_mid_sentence(folded.text, m.start()))
+                or not (
+                    discussed
+                    or _quoted_or_mid_sentence(folded.text, m.start())
+                    or steering.reported(folded.text, m.start())  # in single quotes too
+                )
             ):
                 message = f"The submission seems to {label}. Check the grade by hand."
             else:
