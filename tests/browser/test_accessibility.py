@@ -17,8 +17,10 @@ import pytest
 from playwright.sync_api import Frame, Page, expect
 
 from app.extensions import db
-from app.models import Activity
+from app.models import Activity, Submission
+from app.practice import exercise
 from tests.browser.conftest import BLOCKING, TIMEOUT_MS, axe_violations, describe_violations
+from tests.browser.test_review_features import SAMPLES
 from tests.browser.test_setup_form import PASTED
 from tests.conftest import registration_path, run_jobs
 from tests.documents import pdf_bytes
@@ -91,19 +93,19 @@ def launch(page: Page, base_url: str, button: str) -> Frame:
     return tool_at(page)
 
 
-def upload(frame: Frame, folder: Path) -> None:
-    """As the student on their page, submit a PDF and let the worker grade it."""
-    essay = folder / "essay.pdf"
-    essay.write_bytes(pdf_bytes())
-    frame.locator("#file").set_input_files(str(essay))
+def upload(frame: Frame, work: Path) -> None:
+    """As the student on their page, submit ``work`` (the worker grades it later)."""
+    frame.locator("#file").set_input_files(str(work))
     frame.locator("#upload-form button[type=submit]").click()
-    expect(frame.locator("section.status")).to_be_attached()
+    expect(frame.locator("section.status[data-final=false]")).to_be_attached()
 
 
 def test_the_course_pages_have_no_serious_violations(
-    localized_page, practice_platform, llm, tmp_path, language
+    app, localized_page, practice_platform, llm, tmp_path, language
 ):
     page, base = localized_page, practice_platform.base_url
+    essay = tmp_path / "essay.pdf"
+    essay.write_bytes(pdf_bytes())
     check = Audit(language)
     for _ in range(3):
         llm.reply("Well argued.\n\n**Strengths:** clear structure.\n\nFinal score: 6/10")
@@ -143,7 +145,7 @@ def test_the_course_pages_have_no_serious_violations(
     student.locator("#upload-form button[type=submit]").click()
     expect(student.locator("#upload-error")).to_be_visible()
     check("student upload refused", student)
-    upload(student, tmp_path)
+    upload(student, essay)
     check("student waiting for grading", student)
     run_jobs()
     expect(student.locator(FINAL)).to_be_attached()
@@ -158,7 +160,7 @@ def test_the_course_pages_have_no_serious_violations(
 
     # The same student on the activity whose grades the teacher holds.
     held = launch(page, base, "student-practice-link-2")
-    upload(held, tmp_path)
+    upload(held, essay)
     run_jobs()
     expect(held.locator(FINAL)).to_be_attached()
     check("student held for review", held)
@@ -196,6 +198,24 @@ def test_the_course_pages_have_no_serious_violations(
     student = launch(page, base, "student-practice-link-1")
     check("student appeal answered", student)
 
+    # A grading that fails (no model), as the student and the teacher see it.
+    app.config["EVALUAITOR_LLM_BASE_URL"] = None
+    upload(student, essay)
+    run_jobs()
+    expect(student.locator(FINAL)).to_be_attached()
+    db.session.expire_all()
+    assert db.session.query(Submission).order_by(Submission.id.desc()).first().status == "failed"
+    check("student grading failed", student)
+    teacher = launch(page, base, "teacher-practice-link-1")
+    check("teacher class list with a failed grading", teacher)
+
+    # The programming activity: graded by its tests, their results on the page.
+    program = launch(page, base, f"student-{exercise.LINK_ID}")
+    upload(program, SAMPLES / exercise.SAMPLES[1])
+    run_jobs()
+    expect(program.locator(FINAL)).to_be_attached()
+    check("student program graded by tests", program)
+
     # Where the platform offers no storage, the frame offers a new window.
     page.goto(base + "/")
     page.locator("#no-storage").check()
@@ -214,7 +234,7 @@ def test_the_course_pages_have_no_serious_violations(
     page.goto(base + "/launch?launch=nobody")
     check("practice platform error", page)
 
-    assert len(check.checked) == 24
+    assert len(check.checked) == 27
     check.assert_clean()
 
 
