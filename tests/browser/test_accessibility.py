@@ -21,7 +21,6 @@ from playwright.sync_api import Frame, Page, expect
 from app.extensions import db
 from app.models import Activity, Submission
 from app.practice import exercise
-from app.practice.names import TOOL_FRAME
 from tests.browser.conftest import BLOCKING, TIMEOUT_MS, axe_violations, describe_violations
 from tests.browser.test_review_features import SAMPLES
 from tests.browser.test_setup_form import PASTED
@@ -107,15 +106,19 @@ def localized_page(chromium, view) -> Iterator[Page]:
 
 
 def tool_at(page: Page, part: str = "/l/") -> Frame:
-    """The tool's frame once its address holds ``part`` and that page has loaded. The frame is
-    looked up again on each try: across its cross-site hops (tool, platform, tool) Chromium may
-    give it a new process, and a Frame's own wait_for_url can miss the last hop on a loaded
-    machine."""
+    """The tool's frame once its address holds ``part`` and that page has loaded. The frames
+    are looked at afresh on each try, newest last: across its cross-site hops (tool, platform,
+    tool) Chromium may move the frame to a new process, and on a loaded machine the object
+    Playwright had for it can stay behind at an old address."""
     for _ in range(TIMEOUT_MS // 100):
-        frame = page.frame(name=TOOL_FRAME)
-        if frame is not None and part in frame.url:
-            frame.wait_for_load_state()
-            return frame
+        found = [
+            frame
+            for frame in page.frames
+            if frame is not page.main_frame and not frame.is_detached() and part in frame.url
+        ]
+        if found:
+            found[-1].wait_for_load_state()
+            return found[-1]
         page.wait_for_timeout(100)
     raise AssertionError(f"the tool's frame never reached {part!r}")
 
