@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import jwt
 from flask import current_app
+from flask_babel import get_locale
 from flask_babel import gettext as _
 from itsdangerous import BadData, URLSafeTimedSerializer
 
@@ -110,7 +111,8 @@ def launch_claims(
         claims.LAUNCH_PRESENTATION: {
             "document_target": target,
             "return_url": settings.base_url + "/",
-            "locale": "en",
+            # The person's language, as an LMS sends its user's: the tool then speaks it.
+            "locale": str(get_locale()),
         },
         TOOL_PLATFORM: {
             "guid": settings.issuer,

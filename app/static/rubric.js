@@ -83,6 +83,8 @@
 
   function draw(focusRow, focusAction) {
     rows.textContent = "";
+    // A table of headers alone reads as an empty grid to a screen reader: show it with rows only.
+    rows.parentNode.hidden = !rubric.criteria.length;
     rubric.criteria.forEach(function (c, i) {
       var n = i + 1;
       var tr = el("tr");

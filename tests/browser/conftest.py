@@ -23,6 +23,7 @@ from tests.documents import pdf_bytes
 from tests.test_practice import practice_platform  # noqa: F401  (the fixture)
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+from axe_playwright_python.base import AXE_SCRIPT  # noqa: E402  (after the skip above)
 
 CHROMIUM = os.environ.get("EVALUAITOR_CHROMIUM") or shutil.which("chromium")
 if not CHROMIUM:
@@ -82,3 +83,38 @@ def submit_pdf(page: sync_api.Page, link_id: str, title: str, folder: Path):
     run_jobs()
     sync_api.expect(tool.locator("section.status[data-final=true]")).to_be_attached()
     return tool
+
+
+#: The impacts that fail a page: axe-core's "serious" and "critical" (WCAG A/AA failures that
+#: block or seriously hinder a person using a screen reader, a keyboard or low vision).
+BLOCKING = frozenset({"serious", "critical"})
+
+
+def axe_violations(frame: sync_api.Page | sync_api.Frame) -> list[dict]:
+    """axe-core's violations on one document (a page or one frame of it: each frame is checked
+    in its own origin, since the tool's frame is cross-site). The engine is the axe.min.js that
+    axe-playwright-python ships, so the tests need nothing downloaded at run time."""
+    frame.evaluate(AXE_SCRIPT)
+    # iframes: false: frames are checked on their own; axe would otherwise wait for each.
+    results = frame.evaluate(
+        "axe.run(document, {resultTypes: ['violations'], iframes: false, "
+        "runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', "
+        "'wcag22aa', 'best-practice']}})"
+    )
+    return results["violations"]
+
+
+def describe_violations(violations: list[dict]) -> str:
+    """Each violation with its rule, impact, help and every node (selector, HTML, why)."""
+    lines = []
+    for violation in violations:
+        lines.append(
+            f"  {violation['id']} ({violation['impact']}): {violation['help']} "
+            f"[{violation['helpUrl']}]"
+        )
+        for node in violation["nodes"]:
+            lines.append(f"    at {' '.join(map(str, node['target']))}: {node['html'][:200]}")
+            summary = (node.get("failureSummary") or "").replace("\n", " / ")
+            if summary:
+                lines.append(f"      {summary}")
+    return "\n".join(lines)
