@@ -60,8 +60,9 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-#: An integer as JSON Schema means it: a number with no fractional part, 5000 or 5e3.
-WholeNumber = Annotated[int, BeforeValidator(_whole)]
+#: A token count as JSON Schema means an integer: a number with no fractional part, 5000 or
+#: 5e3. (The bounds come before the validator, or the document would lose them.)
+TokenCount = Annotated[int, Field(ge=0, le=10**13), BeforeValidator(_whole)]
 
 
 class OrganizationIn(Strict):
@@ -79,10 +80,8 @@ class OrganizationIn(Strict):
         description="What its gradings may spend per calendar month (UTC), in the currency of "
         "the configured model prices; null lifts it, absent leaves it.",
     )
-    monthly_token_limit: WholeNumber | None = Field(
+    monthly_token_limit: TokenCount | None = Field(
         None,
-        ge=0,
-        le=10**13,
         description="Model tokens (input and output) its gradings may use per calendar month "
         "(UTC); null lifts it, absent leaves it.",
     )

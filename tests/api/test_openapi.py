@@ -103,3 +103,19 @@ def test_the_document_has_the_api_version_and_marks_the_old_names(live_tool):
     assert schemas["EvaluationStatus"]["enum"] == [
         "pending", "processing", "completed", "failed", "cancelled",
     ]  # fmt: skip
+
+
+def test_every_bound_in_the_document_is_json_schema(live_tool):
+    """pydantic writes a bound it cannot place as its own keyword (``ge``, ``le``), which no
+    client reads: the fuzzer then sent a negative token limit as valid. Every schema object
+    of the document uses JSON Schema's names."""
+    document = httpx.get(live_tool + "/openapi.json").json()
+    stack, found = [document], []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found += [key for key in ("ge", "le", "gt", "lt") if key in node and "type" in node]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    assert not found
