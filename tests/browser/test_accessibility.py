@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Frame, Page, expect
 
+from app import tenants
 from app.extensions import db
 from app.models import Activity, Submission
 from app.practice import exercise
@@ -296,6 +297,16 @@ def test_the_admin_registration_and_error_pages_have_no_serious_violations(
     page.locator("#token").press("Enter")
     expect(page.locator("form[action$='/sign-out']")).to_be_attached()
     check("admin index", page)
+    with app.app_context():  # an organization's own forms: limits, model servers, its month
+        school, _ = tenants.upsert_organization("school-a11y", name="School")
+        school.monthly_token_limit = 1000
+        tenants.set_model_base_urls(school, "https://llm.school.example/v1")
+        db.session.commit()
+    page.reload()
+    page.locator("input[id^=cost-]").fill("lots")
+    page.locator("input[id^=cost-]").press("Enter")
+    expect(page.locator("[id^=limits-error-]")).to_be_visible()
+    check("admin index with an organization, a limit refused", page)
 
     with FakePlatform() as moodle:
         start = live_tool + registration_path(moodle.url)
@@ -308,7 +319,7 @@ def test_the_admin_registration_and_error_pages_have_no_serious_violations(
     post_form(page, live_tool + "/lti/launch", {"id_token": "not-a-token", "state": "x"})
     check("invalid launch", page)
 
-    assert len(check.checked) == 7
+    assert len(check.checked) == 8
     check.assert_clean()
 
 
