@@ -110,11 +110,14 @@ def tool_at(page: Page, part: str = "/l/") -> Frame:
     """The tool's frame once its address holds ``part`` and that page has loaded. The frames
     are looked at afresh on each try, newest last: across its cross-site hops (tool, platform,
     tool) Chromium may move the frame to a new process, and on a loaded machine the object
-    Playwright had for it can stay behind at an old address."""
+    Playwright had for it can stay behind at an old address; the frame element's own content
+    frame is asked too (a launch in CI once never showed up in the page's list)."""
     for _ in range(TIMEOUT_MS // 100):
+        element = page.query_selector("iframe[name=tool-frame]")
+        current = element.content_frame() if element else None  # the element's frame now
         found = [
             frame
-            for frame in page.frames
+            for frame in [*page.frames, *([current] if current else [])]
             if frame is not page.main_frame and not frame.is_detached() and part in frame.url
         ]
         if found:
