@@ -34,7 +34,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app import metrics, ratelimit, spend
 from app.extensions import db, redis_connection
 from app.jobs import queue
-from app.models import Activity, GradingJob, Platform
+from app.models import GradingJob
 from app.models.jobs import ModelUsage
 
 log = logging.getLogger(__name__)
@@ -210,16 +210,14 @@ def _from_database() -> list[Metric]:
 
 
 def _month_spend() -> list[Metric]:
-    """This month's (UTC) model spend per organization, from the ledger (app.spend): an LMS
-    activity's through its platform's organization. Organizations are named by their number
-    (``evaluaitor org list`` maps them), not their name; ``none``: no organization."""
-    start = spend.month_start()
-    organization = func.coalesce(ModelUsage.organization_id, Platform.organization_id)
+    """This month's (UTC) model spend per organization, from the ledger (app.spend), whose
+    rows name the organization of LMS gradings too (its platform's). Organizations are named
+    by their number (``evaluaitor org list`` maps them), not their name; ``none``: no
+    organization."""
+    organization = ModelUsage.organization_id  # every row names it (app.spend.record_run)
     rows = db.session.execute(
         select(organization, func.sum(ModelUsage.calls), func.sum(ModelUsage.cost))
-        .outerjoin(Activity, Activity.id == ModelUsage.activity_id)
-        .outerjoin(Platform, Platform.id == Activity.platform_id)
-        .where(ModelUsage.created_at >= start)
+        .where(ModelUsage.created_at >= spend.month_start())
         .group_by(organization)
     ).all()
     calls = GaugeMetricFamily(
