@@ -89,15 +89,13 @@ def test_a_work_horses_counters_reach_the_web_apps_metrics(
     assert found[("evaluaitor_queue_depth", (("queue", "grading"),))] == 0
     assert found[("evaluaitor_month_model_calls", (("organization", "1"),))] == 1
     assert found[("evaluaitor_scrape_source_up", (("source", "redis"),))] == 1
-    # Each ended horse's files were folded into the worker's archive: files per process
-    # (the worker's own: its sweeper's), not per job.
-    names = sorted(path.name for path in (tmp_path / "counters").glob("*.db"))
+    # Each ended horse's files were folded into the worker's archive: files per process, not
+    # per job. The worker's own counter file comes with its sweeper's first count, which on a
+    # loaded machine may not have happened yet.
+    names = {path.name for path in (tmp_path / "counters").glob("*.db")}
     worker = counted.workers[0].pid
-    assert names == [
-        f"counter_{worker}.db",
-        f"counter_archive-{worker}.db",
-        f"histogram_archive-{worker}.db",
-    ]
+    archives = {f"counter_archive-{worker}.db", f"histogram_archive-{worker}.db"}
+    assert archives <= names <= archives | {f"counter_{worker}.db"}
 
 
 def test_a_worker_elsewhere_serves_its_own_counters(

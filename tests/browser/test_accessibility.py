@@ -404,6 +404,10 @@ def test_upload_review_and_appeal_by_keyboard_alone(page, practice_platform, llm
     essay = tmp_path / "essay.pdf"
     essay.write_bytes(pdf_bytes())
 
+    # Listened for before the tool's cross-site frame exists, so that its process has the file
+    # chooser intercepted as it attaches: armed only at the Space, on a loaded machine (in CI)
+    # the chooser it opened was once never reported.
+    page.on("filechooser", lambda _chooser: None)
     student = keyboard_launch(page, base, "student-practice-link-1")
     db.session.query(Activity).filter_by(title="Practice essay").one().release_policy = "hold_all"
     db.session.commit()
