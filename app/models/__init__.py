@@ -1,5 +1,6 @@
 """Database models, one module per area; imported here so Alembic sees every table."""
 
+from app.models.assets import AssetReport, LtiAsset, LtiNotice
 from app.models.evaluations import Evaluation
 from app.models.jobs import Callback, GradingJob, JobStatus, ModelUsage, PushStatus
 from app.models.lti import (
@@ -25,6 +26,7 @@ __all__ = [
     "Activity",
     "ApiToken",
     "Appeal",
+    "AssetReport",
     "AuditEvent",
     "Callback",
     "Course",
@@ -34,6 +36,8 @@ __all__ = [
     "GradingJob",
     "JobStatus",
     "LineItemUpdate",
+    "LtiAsset",
+    "LtiNotice",
     "LtiUser",
     "ModelUsage",
     "Organization",

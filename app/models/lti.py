@@ -27,6 +27,10 @@ from app.extensions import db
 from app.models.base import Timestamped
 from app.models.tenants import Organization
 
+#: :attr:`Activity.placement` values.
+LINK = "link"
+ASSET_PROCESSOR = "asset_processor"
+
 
 def _new_public_id() -> str:
     return uuid.uuid4().hex
@@ -164,6 +168,16 @@ class Activity(Timestamped, db.Model):
     lineitem_url: Mapped[str | None] = mapped_column(String(1000))
     lineitems_url: Mapped[str | None] = mapped_column(String(1000))
     ags_scopes: Mapped[list] = mapped_column(JSON, default=list)
+    #: ``link`` for an activity of its own (a resource link, placed by deep linking or
+    #: launched); ``asset_processor`` for one attached to an assignment of the LMS's own
+    #: (LTI Asset Processor): students submit in the LMS, which sends the tool a notice.
+    placement: Mapped[str] = mapped_column(String(20), default=LINK, server_default=LINK)
+    #: The LMS's assignment an asset processor is attached to (the ``activity`` claim's id);
+    #: notices for another assignment are refused.
+    lms_activity_id: Mapped[str | None] = mapped_column(String(255))
+    #: The Platform Notification Service URL the processor's notice handler was registered
+    #: with (from the attaching launch).
+    notice_service_url: Mapped[str | None] = mapped_column(String(1000))
 
     platform: Mapped[Platform] = relationship()
     course: Mapped[Course | None] = relationship()
@@ -171,6 +185,10 @@ class Activity(Timestamped, db.Model):
     @property
     def has_ags(self) -> bool:
         return bool(self.lineitem_url or self.lineitems_url)
+
+    @property
+    def is_asset_processor(self) -> bool:
+        return self.placement == ASSET_PROCESSOR
 
 
 class RegistrationLink(Timestamped, db.Model):

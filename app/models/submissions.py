@@ -36,6 +36,7 @@ class Submission(ShowsJob, Timestamped, db.Model):
     __tablename__ = "submission"
     __table_args__ = (
         UniqueConstraint("activity_id", "user_id", "attempt", name="uq_submission_attempt"),
+        UniqueConstraint("activity_id", "lms_submission_id", name="uq_submission_lms_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -50,6 +51,11 @@ class Submission(ShowsJob, Timestamped, db.Model):
     #: A teacher's regrade with another strategy or model: ``{"plugin", "params", "model"}``;
     #: None grades with the activity's settings.
     grading_override: Mapped[dict | None] = mapped_column(JSON)
+    #: For a submission made in the LMS to an assignment with an asset processor: the
+    #: notice's submission id (one per attempt: a new one means new work), and where the
+    #: reports for its assets go.
+    lms_submission_id: Mapped[str | None] = mapped_column(String(255))
+    report_url: Mapped[str | None] = mapped_column(String(1000))
 
     activity: Mapped[Activity] = relationship()
     user: Mapped[LtiUser] = relationship()
