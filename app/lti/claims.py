@@ -14,6 +14,29 @@ NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 
+# LTI Asset Processor and the Platform Notification Service (PNS).
+CUSTOM = _LTI + "custom"
+#: The LMS's assignment (``{"id", "title"}``) an asset processor is attached to.
+ACTIVITY = _LTI + "activity"
+PNS = _LTI + "platformnotificationservice"
+NOTICE = _LTI + "notice"
+FOR_USER = _LTI + "for_user"
+SUBMISSION = _LTI + "submission"
+ASSET_SERVICE = _LTI + "assetservice"
+ASSET_REPORT = _LTI + "assetreport"
+#: In a report review launch: the asset whose report is opened, and the report's type.
+ASSET = _LTI + "asset"
+ASSET_REPORT_TYPE = _LTI + "assetreport_type"
+ASSET_PROCESSOR_SETTINGS_REQUEST = "LtiAssetProcessorSettingsRequest"
+REPORT_REVIEW_REQUEST = "LtiReportReviewRequest"
+SUBMISSION_NOTICE = "LtiAssetProcessorSubmissionNotice"
+#: The content item type (deep linking) of an asset processor, and its placement name.
+ASSET_PROCESSOR_ITEM = "ltiAssetProcessor"
+ASSET_PROCESSOR_PLACEMENT = "ActivityAssetProcessor"
+SCOPE_NOTICE_HANDLERS = "https://purl.imsglobal.org/spec/lti/scope/noticehandlers"
+SCOPE_ASSET_READONLY = "https://purl.imsglobal.org/spec/lti/scope/asset.readonly"
+SCOPE_REPORT = "https://purl.imsglobal.org/spec/lti/scope/report"
+
 _MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 _INSTITUTION = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#"
 _SYSTEM = "http://purl.imsglobal.org/vocab/lis/v2/system/person#"
