@@ -2,7 +2,7 @@
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl, extra2.jsonl and extra3.jsonl, written later by other
+not tuned to: never tune on it. extra.jsonl to extra4.jsonl, written later by other
 writers, are tuning data only, so the held-out half stays the one written before any detector
 existed.
 """
@@ -20,8 +20,11 @@ EXTRA = CORPUS.with_name("extra.jsonl")
 EXTRA2 = CORPUS.with_name("extra2.jsonl")
 #: A fourth tuning set, in registers and framings the others lack; every line "tuning".
 EXTRA3 = CORPUS.with_name("extra3.jsonl")
+#: A fifth tuning set, written blind to the held-out half from its per-tactic counts alone:
+#: role play and indirect appeals in every language, look-alikes that discuss grading.
+EXTRA4 = CORPUS.with_name("extra4.jsonl")
 #: The tuning-only files, in the order load() reads them after the corpus.
-EXTRAS = (EXTRA, EXTRA2, EXTRA3)
+EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4)
 
 LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
 KINDS = ("attempt", "lookalike")
