@@ -24,7 +24,7 @@ def rates(cases: list[Case]) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize(
-    "prefix", ["", "x-", "y-", "z-"], ids=["corpus", "extra", "extra2", "extra3"]
+    "prefix", ["", "x-", "y-", "z-", "w-"], ids=["corpus", "extra", "extra2", "extra3", "extra4"]
 )
 def test_every_tuning_set_is_held(prefix):
     """A change that loses what a tuning set taught shows here first."""

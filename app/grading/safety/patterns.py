@@ -52,13 +52,16 @@ _TOP_EN = (
     rf"(?:{_TEN}|(?:full|maximum|max|top|highest|perfect) (?:marks?|scores?|grades?|points"
     r"|credit)|100\s*(?:%|percent)|an a\+?(?![\w+])|a\+)"
 )
+#: After "better grade", "millor nota", "meilleure note": a comparison with another grade
+#: ("than the last one", "que l'anterior") names no top grade.
+NOT_COMPARED = r"(?!\s+(?:que|than|qu'|als|di|do que|del que|de lo que|che)\b)"
 _TOP_ES = (
     rf"(?:{_TEN}|(?:nota|puntuacion|calificacion) (?:maxima|mas alta)|(?:maxima|mejor) (?:nota"
-    r"|puntuacion|calificacion)|sobresaliente|matricula(?: de honor)?)"
+    rf"|puntuacion|calificacion){NOT_COMPARED}|sobresaliente|matricula(?: de honor)?)"
 )
 _TOP_CA = (
     rf"(?:{_TEN}|(?:nota|puntuacio|qualificacio) (?:maxima|mes alta)|(?:maxima|millor) (?:nota"
-    r"|puntuacio|qualificacio)|excel[.·]?lent|matricula(?: d'honor)?)"
+    rf"|puntuacio|qualificacio){NOT_COMPARED}|excel[.·]?lent|matricula(?: d'honor)?)"
 )
 _WORK_EN = r"(?:\w+ )?(?:essay|submission|work|paper|assignment|answer|project|report|code|text)"
 _WORK_ES = r"(?:\w+ )?(?:trabajo|ensayo|redaccion|examen|entrega|respuesta|practica|proyecto)"

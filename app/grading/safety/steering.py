@@ -29,6 +29,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from app.grading.safety.patterns import NOT_COMPARED
+
 
 def _any(*alternatives: str) -> str:
     """One group of alternatives; a space in them matches any run of blanks."""
@@ -103,6 +105,11 @@ _GRADER = _any(
     r"automatische (?:bewertung|korrektur)|ki-?(?:korrektur|bewertung|korrektor)"
     r"|(?:korrektur|bewertungs)-ki",
     r"correction automatique|notation automatique",
+    # a tool named by what it does: "l'outil de correction", "la herramienta de evaluación"
+    r"(?:outil|logiciel|programme|systeme|herramienta|programa|sistema|eina|ferramenta"
+    r"|strumento|programma) (?:de |d'|di )(?:correction|notation|evaluation|correccion"
+    r"|evaluacion|calificacion|correccio|avaluacio|correcao|avaliacao|correzione|valutazione)",
+    r"(?:korrektur|bewertungs)(?:werkzeug|tool|software)",
     r"bewertungs(?:system|modell|programm|ki)|korrektur(?:system|programm|ki)",
 )
 _WEAK_GRADER = _any(
@@ -181,7 +188,7 @@ _SCORE = _word(
     r"|vingt|vinte|30))",
     r"(?:maxima|mejor|millor|meilleure|melhor|migliore|hochste|beste|volle|maximale) (?:nota"
     r"|puntuacion|calificacion|puntuacio|qualificacio|note|pontuacao|voto|punteggio|punktzahl"
-    r"|bewertung|punkte|notation)",
+    r"|bewertung|punkte|notation)" + NOT_COMPARED,
     r"(?:score|grade|mark|nota|note|voto|punteggio|puntuacion|calificacion|qualificacio"
     r"|pontuacao|endnote|punktzahl)(?: final| finale| finales)?(?: of| de| di)?\s?[:=]?\s?"
     r"\d{1,3}\b",
@@ -202,6 +209,9 @@ _SCORE = _word(
     r"|atorga|donner|donne|mets|attribue|geben|gib|vergib|dar|atribua|dai|metti|assegna"
     r"|attribuisci)(?:-?(?:me|lhe|li|le|la|lo|l)|'m)?(?: \S+){0,2}? (?:the |el |la |le |o |a"
     r" |il |das |die |den )?(?:maximum|max|highest|maximo|maxima|maximale|hochste|massimo)",
+    # the top of the scale as what something "is": "the correct output is the maximum"
+    r"(?:is|be|es|sea|est|soit|ist|sei|seja|e|sia) (?:the|el|la|le|das|die|o|a|il) (?:maximum"
+    r"|max|maximo|maxima|maximale|massimo|hochste)(?=\s*(?:[.;,!:\n]|$))",
     r"(?:high|top|alta|alto|elevee?|hohe|hoher)(?: \w+)? (?:mark|grade|score|nota|note|voto)"
     r"|(?:nota|note|voto|puntuacion|puntuacio|pontuacao) (?:alta|alto|elevee?)",
     r"(?:10|20|100) ?(?:pls|plz|please|porfa|xfa|bitte|stp|pfv|per favore|por favor|sisplau)",
@@ -210,7 +220,7 @@ _SCORE = _word(
     r"|bewertung)",
     r"(?:grade|mark|band|note|nota|voto)\s?[:=]\s?[\"']?(?:a\+|a\*|a)(?![\w+*])",
     r"sobresaliente|matricula de honor|matricula d'honor|excel·?lent|mention tres bien"
-    r"|(?:10|30) e lode|il massimo(?: dei voti)?|bestnote|note (?:1|eins)|sehr gut|1[.,]0",
+    r"|(?:10|30) e lode|il massimo(?: dei voti)?|bestnoten?|note (?:1|eins)|sehr gut|1[.,]0",
     r"todos los puntos|tots els punts|tous les points|alle punkte|todos os pontos|tutti i punti",
     r"(?:a|an|un|una|une|um|uma|eine|einen|la|el|le|il|give|award|put|pon|ponle|dale|posa"
     r"|slap|stick|bump|poner|dar|asignar|posar|donar|mettre|donner|attribuer|geben|vergeben"
@@ -273,7 +283,13 @@ _INSTRUCTION = _word(
     r"(?:ignore|disregard|skip|overlook|forget|waive|relax|bypass|set aside|don'?t apply"
     r"|do not apply)(?: \w+){0,3} (?:rubric|criteria|criterion|instructions?|requirements?"
     r"|word (?:count|limit)|length|errors?|mistakes?|typos?|spelling|missing|deadline|rules?"
-    r"|guidelines?|penalt(?:y|ies))",
+    r"|guidelines?|penalt(?:y|ies)|citations?|references?|referencing|sources|bibliography"
+    r"|formatting|grammar)",
+    # marks taken off, asked for or not: "decided to take marks off", "retire des points"
+    r"(?:take|takes|taking|took|knock|knocking|dock|docking) (?:\w+ ){0,2}?(?:marks|points)"
+    r" off|(?:retire[rz]?|enleve[rz]?|quitar?|quite|restar?|treure|tregui|tragues|tirar?"
+    r"|abziehen|togliere|tolga|tirar) (?:des |de |los |las |els |les |die |dei |\w+ )?(?:points"
+    r"|puntos|punts|pontos|punti|punkte)",
     r"(?:do not|don'?t|dont|never|no need to) (?:take (?:\w+ ){0,2}off|deduct|subtract|penali[sz]e"
     r"|dock|take off|mark down"
     r"|lower|reduce|remove|fail|count)",
@@ -486,18 +502,21 @@ _NOT_A_FIELD = (  # but "Nota per il correttore: voto 10" gives a grade
 # pattern tried at every dash of "-----" would read again from each one (quadratic).
 _A_WORD = r"[a-z][\w']*(?:-[\w']+)*"
 _ARTICLE = r"(?:(?:the|el|la|l'|le|les|der|die|den|dem|das|des|o|a|il|lo|os|as)\s*)?"
-_ADDRESSED_GRADER = re.compile(  # "Dear grader,", "To the AI:", "Grader -", "| Note to marker |"
+# "Dear grader,", "To the AI:", "Grader -", "| Note to marker |"; a weak one only as a word of its
+# own, not as the end of a compound ("KI-Systeme, die Aufsätze bewerten").
+_ADDRESSED_GRADER = re.compile(
     rf"[@#]\s?(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])"
     r"|\b(?:dear|hey|hi|hello|yo|ei|ehi|oye|oi|ola|salut|coucou|hallo|ciao)\s+"
-    rf"{_ARTICLE}(?:{_GRADER})(?![\w·])"
+    rf"{_ARTICLE}(?:{_GRADER}|[a-z]+-(?:{_GRADER}|{_WEAK_GRADER}))(?![\w·])"
     rf"|,\s*(?:dear |my |mr\.? |ms\.? |querid[oa] |cher |chere |liebe[rs]? |caro |cara )?"
     rf"(?:the |el |la |le |l'|der |die |o |a |il )?(?:{_GRADER})(?![\w·])\s*[?!.]"
     rf"|{_OPEN}(?:(?:a|an|una|un|une|ein|eine|uma|um|my|mi|ma|mon|meine) )?"
     rf"(?:{_GREETING}(?:[\s:,]+|(?<=')){_ARTICLE}(?:{_A_WORD}[\t ]+){{0,2}}?"
     rf"(?:{_GRADER}|{_WEAK_GRADER})"
-    r"(?![\w·])(?:[\t ]+[\w'-]+){0,3}?(?:[\t ]+(?:that|who|which|que|qui|che|der|die|das)"
+    rf"(?![\w·])(?:[\t ]+(?!{_MODAL}(?![\w·]))[\w'-]+){{0,3}}?"
+    r"(?:[\t ]+(?:that|who|which|que|qui|che|der|die|das)"
     r"(?:[\t ]+[\w'-]+){1,6}?)?|"
-    rf"{_ARTICLE}(?:{_GRADER}|{_WEAK_GRADER})"
+    rf"{_ARTICLE}(?:{_GRADER}|(?<![\w·]-){_WEAK_GRADER})"
     rf"|(?<![\w'-])[a-z]\w*(?:-\w+)*[\t ]+(?:{_GRADER}|{_WEAK_GRADER}))"
     r"(?:\s*\([^()\n]{0,60}\))?\s*(?:[,|!]|:" + _NOT_A_FIELD + r"(?![\t ]*\n[\t ]+[\w\"'-])"
     r"|-(?!\w)|$"
@@ -561,8 +580,30 @@ _ROLE_PLAY = _word(
     r"|desormais,? tu es|du bist (?:jetzt|ab jetzt|nun)|ab jetzt bist du|agora (?:es|voce e)"
     r"|d'ora in poi sei|ora sei|finge (?:ser|que eres)|fes veure que ets|fais semblant d'etre"
     r"|fai finta di essere|finja (?:ser|que e)",
+    # a scene the reader is asked to enter: "imagine you are...", "stay in character"
+    r"imagine (?:that )?you(?:'re| are)|pretend\b[^.!?\n]{0,60}?\byou(?:'re| are)"
+    r"|(?:from|starting (?:from|with)) (?:this (?:line|point|sentence)|here) on,? you"
+    r"|stay in character|(?:stay|remain) in (?:that|this|your) role",
+    r"imagina que (?:eres|ets|es)|imagina't que ets|imaginate que eres"
+    r"|a partir de (?:aqui|esta linea|este momento|este punto) (?:eres|seras|actuas)"
+    r"|a partir d'(?:aqui|aquesta linia|aquest moment) (?:ets|seras)"
+    r"|(?:mantente|quedate|sigue) en (?:el|tu|este) (?:personaje|papel)"
+    r"|(?:mantingues-te|queda't|segueix) en (?:el|el teu|aquest) (?:personatge|paper)",
+    r"imagine que tu es|imaginez que vous etes|a partir d'ici,? tu es"
+    r"|reste dans (?:ce|ton|le) (?:role|personnage)"
+    r"|restez dans (?:ce|votre|le) (?:role|personnage)",
+    r"stell dir vor,? (?:du bist|dass du)|ab (?:hier|sofort|jetzt) (?:bist|sprichst|bewertest"
+    r"|antwortest|handelst) du|von nun an (?:bist du|du bist)|bleib(?:e)? in (?:dieser|deiner"
+    r"|der) rolle",
+    r"imagine que (?:voce e|es)|a partir daqui,? (?:voce e|es)|mantenha o personagem"
+    r"|(?:fique|continue) no (?:papel|personagem)",
+    r"immagina di essere|immagina che tu sia|da qui in poi sei|resta nel (?:personaggio|ruolo)"
+    r"|rimani nel (?:personaggio|ruolo)",
 )
-_SECOND_PERSON = _word(r"du bist|bist du|eres|ets|tu es|sei|voce e|you are|you're")
+_SECOND_PERSON = _word(
+    r"du bist|bist du|sprichst du|bewertest du|antwortest du|eres|ets|tu es|sei|voce e|you are"
+    r"|you're"
+)
 _IF_YOU_ARE = re.compile(
     r"\b(?:if (?:you are|you're|youre|ur|u r|u are|this is (?:read|processed|graded) by)"
     r"|in case you are|si eres"
@@ -618,23 +659,34 @@ _AUTOMATIC = _word(
     r"por (?:uma )?(?:ia|maquina)|da (?:un'|una )?(?:ia|macchina)",
 )
 
-# "Whoever is grading this", "a quien corrija", "celui qui corrige", "wer das korrigiert".
+# Grading, as a verb a person or a program is doing to this work.
+_GRADING_VERB = (
+    r"(?:grades?|grading|marks?|marking|scor(?:es|ing)|corrects?|correcting|evaluates?|evaluating"
+    r"|assess(?:es|ing)?|checks?|checking|doing the (?:marking|grading|scoring|assessment)"
+    r"|corrige|corrija|corregira|evalua|evalue|evaluando|califica|calificando|puntua|puntue"
+    r"|puntuando|corregeix|corregeixi|avalua|avaluara|avaluant|qualifica|puntuant|corrigera"
+    r"|note|notera|notant|korrigiert|bewertet|benotet|corrigir|corrigiendo|corrijiendo"
+    r"|corrigint|corrigeant|correggendo|corrigindo|reading|reads|skimming|processing|avalia"
+    r"|avaliar|avaliando|corregge|correggera|valuta|valutera|valutando)"
+)
+# "Whoever is grading this", "a quien (persona o programa) corrija", "celui qui corrige".
 _WHOEVER = re.compile(
-    r"\b(?:whoever|whatever|anyone|anybody|the (?:person|one|people)(?: or (?:ai|thing|machine))?"
-    r"|quien|quienquiera|el que|la persona que|qui|qui que|celui qui|celle qui|quiconque|wer"
-    r"|derjenige,? der|diejenige,? die|quem|a pessoa que|chi|chiunque|colui che)(?: \w+){0,4}?"
-    r" (?:grades?|grading|marks?|marking|corrects?|correcting|evaluates?|evaluating|assess(?:es"
-    r"|ing)?|checks?|checking|corrige|corrija|corregira|evalua|evalue|califica|corregeix"
-    r"|corregeixi|avalua|avaluara|corrigera|note|notera|korrigiert|bewertet|benotet|corrigir"
-    r"|corrigiendo|corrijiendo|corrigint|corrigeant|correggendo|corrigindo|reading|reads"
-    r"|corrija|avalia|avaliar|corregge|correggera|valuta|valutera)\b".replace(" ", r"\s+")
+    (
+        r"\b(?:whoever|whatever|anyone|anybody|the (?:person|one|people)(?: or (?:ai|thing"
+        r"|machine))?|quien|quienquiera|el que|la persona que|qui|qui que|celui qui|celle qui"
+        r"|quiconque|wer|derjenige,? der|diejenige,? die|quem|a pessoa que|chi|chiunque"
+        r"|colui che)(?:\s*\([^()\n]{0,40}\)| \w+){0,5}? "
+    ).replace(" ", r"\s+")
+    + _GRADING_VERB
+    + r"\b"
 )
 # "If an AI is grading this", "Falls eine KI das bewertet", "se a correção for automática".
 _CONDITIONAL = re.compile(
-    r"\b(?:if|in case|should|unless|whether|when|whenever|once|por si|per si|si|en caso de que"
+    r"\b(?:if|in case|should(?![^,.!?\n]*\?)|unless|whether|when|whenever|once|por si|per si|si"
+    r"|en caso de que"
     r"|cuando|en cas"
     r" que|quan|au cas ou|lorsque|quand|falls|wenn|sofern|sobald|caso|se|quando|nel caso"
-    r" (?:in cui|che)|qualora|sollte|sollten)\s[^.!?\n]{0,60}?"
+    r" (?:in cui|che)|qualora|(?:sollte|sollten)(?![^,.!?\n]*\?))\s[^.!?\n]{0,60}?"
     rf"(?<![\w·])(?:{_GRADER}|(?:grading|marking|assessment|evaluation|correction|correccion"
     r"|evaluacion|correccio|avaluacio|bewertung|korrektur|correcao|avaliacao|correzione"
     r"|valutazione|notation)\s+(?:\S+\s+){0,3}?(?:automatic|automated|automatica|automatique"
@@ -741,6 +793,21 @@ _THIS = _word(
     r"(?:questo|questa|il presente|la presente) (?:\w+ )?(?:elaborato|tema|saggio|compito"
     r"|lavoro|consegna|risposta|esame|progetto|relazione|testo|codice|tesina|verifica|prova)",
 )
+# A program (or "the thing") doing the grading of this very work: "the software scoring this",
+# "el sistema que avalua aquest text", "le logiciel qui note ce texte", "any grading assistant
+# skimming this", "the thing doing the marking".
+_MACHINE_GRADER = re.compile(
+    r"(?<![\w·])(?:the|el|la|le|l'|il|lo|o|a|das|die|der|any|every|whatever|whichever|cualquier"
+    r"|qualsevol|jede[rs]?|qualquer|qualsiasi)\s*(?:thing|software|programs?|programme|programa"
+    r"|programm|programma|tool|app|logiciel|outil|herramienta|eina|ferramenta|strumento"
+    rf"|{_WEAK_GRADER}|{_GRADER})(?![\w·])\s*,?(?:\s+(?:that|which|who|que|qui|che))?"
+    r"(?:\s+(?:is|are|esta|est|e|sta))?\s+(?:(?:doing|in charge of) the (?:marking|grading"
+    r"|scoring|assessment)|"
+    + _GRADING_VERB
+    + r"\s+(?:(?:this|esto|aixo|ceci|cela|isto|questo|it)(?![\w·])|"
+    + _THIS.pattern
+    + r"))"
+)
 _HEDGE = _word(
     r"i (?:think|believe|hope|feel|guess|would say|'d say)|in my (?:opinion|view)|maybe|perhaps"
     r"|probably|might|not|n't|no|never|if|whether|hopefully|tried|try|aim",
@@ -787,16 +854,22 @@ _WORK_MODAL = re.compile(
     rf"{_THIS.pattern}\s+(?:\w+\s+){{0,2}}?{_MODAL}(?!\w)|{_THIS.pattern}\s+(?:ist|sind)"
     r"(?:\s+\S+){0,8}?\s+zu\s+(?:bewerten|benoten)"
 )
+# Graders in general ("AI graders", "examiners"): a plural is talked about, not spoken to.
+_PLURAL_GRADERS = (
+    r"(?:graders|markers|evaluators|assessors|examiners|systems|models|tools|correctors"
+    r"|correctores|evaluadores|correctors|avaluadors|correcteurs|evaluateurs|korrektoren"
+    r"|prufer|bewerter|corretores|avaliadores|correttori|valutatori)(?![\w·])"
+)
 _GRADER_MODAL = re.compile(  # "the grader should", "¿Podría el corrector...", "pourrait-il"
     rf"(?<![\w·])(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])\s+(?:\w+\s+){{0,4}}?{_MODAL}(?!\w)"
     rf"|(?<![\w·]){_MODAL}\s+(?:\w+\s+)?(?:the |el |la |le |l'|der |die |o |a |il )?"
-    rf"(?:{_GRADER})(?![\w·])"
+    rf"(?:{_GRADER})(?![\w·])(?<!s)(?!\s+{_PLURAL_GRADERS})"
 )
 
 # --- a ready-made answer ------------------------------------------------------------------------
 _KEY = (
     r"(?:final[_ -]?|total[_ -]?|overall[_ -]?|end|gesamt)?(?:score|grade|mark|points|result"
-    r"|verdict"
+    r"|verdict|overall|outcome"
     r"|nota|puntuacion|calificacion|qualificacio|puntuacio|note|punkte|punktzahl|bewertung"
     r"|pontuacao|voto|punteggio|valutazione|resultado|resultat|risultato|ergebnis|puntos|punts"
     r"|pontos|punti|valores)(?:[_ -]?(?:final|total|finale))?"
@@ -1179,6 +1252,7 @@ def _judge(window: str) -> str | None:
         return "speak to the AI grader as another role (system, teacher...)"
     if (
         _WHOEVER.search(window)
+        or _MACHINE_GRADER.search(window)
         or _CONDITIONAL.search(window)
         or _GRADING_NOTE.search(window)
         or _MACHINE_READS.search(window)
@@ -1192,7 +1266,7 @@ def _judge(window: str) -> str | None:
     ) and not _PAST.search(window):
         return "pass a note to the AI grader in a teacher's name"
     if (_GRADER_RE.search(window) or _PROCESS_MODAL.search(window)) and (
-        _GRADER_MODAL.search(window)
+        _modal_about_grade(window)
         or _PROCESS_MODAL.search(window)
         or _YOU.search(window)
         or _CLAUSE_ORDER.search(window)
@@ -1203,6 +1277,27 @@ def _judge(window: str) -> str | None:
     if _CLAUSE_ORDER.search(window) and _THIS_WORK.search(window):
         return "ask the AI grader for a particular grade"
     return None
+
+
+# Where a clause ends: a sentence's end, or a comma and a conjunction before a new subject
+# ("..., and a model cannot..."); "..., and give it a 10" goes on with the same one.
+_CLAUSE_END = re.compile(
+    r"[.;!?\n]|,\s+(?:and|but|or|y|pero|o|i|pero|et|mais|ou|und|aber|oder|e|mas|ma)\s+(?:a|an|the"
+    r"|this|that|it|he|she|they|we|i|el|la|los|las|un|una|le|les|il|lo|gli|der|die|das|ein|eine"
+    r"|o|os|as|um|uma|ce|cette|aquest|aquesta|este|esta|questo|questa)(?![\w·])"
+)
+
+
+def _modal_about_grade(window: str) -> bool:
+    """Whether "the grader must..." goes on, in its own clause, about a grade ("the marker
+    should award full marks"), not about something else while a grade is spoken of later ("le
+    correcteur du bac doit suivre un barème ; un 20/20 reste rare")."""
+    for modal in _GRADER_MODAL.finditer(window):
+        end = _CLAUSE_END.search(window, modal.end())
+        clause = window[modal.start() : end.start() if end else len(window)]
+        if any(p.search(clause) for p in (_SCORE, _VERDICT, _INSTRUCTION, _BLOCK)):
+            return True
+    return False
 
 
 _CLAIM = "claims a grade for the submission"
@@ -1245,6 +1340,10 @@ _PRAISE = _word(
     r"|parfait|perfeit[oa]|perfett[oa]|exemplary|ejemplar|exemplar|esemplare|exemplaire|ottim[oa]"
     r"|sehr gut|tres bien|molt be|muito bom|exceeds expectations|flawless|impecable|impeccable"
     r"|sin errores|no errors|sense errors|sans faute|fehlerfrei|sem erros|senza errori"
+    r"|(?:weaknesses|weak points|areas? (?:for|of) improvement|debilidades|puntos debiles"
+    r"|punts febles|points faibles|schwachen|schwachpunkte|pontos fracos|punti deboli)\s*[:=-]"
+    r"\s*(?:none|nothing|n/a|ninguna|ninguno|nada|cap|res|aucun|aucune|rien|keine|nichts"
+    r"|nenhum|nenhuma|nada|nessuno|nessuna|niente)"
 )
 _FRACTION = re.compile(r"\d{1,3}\s?/\s?\d{1,3}")
 _KEYED = re.compile(r"[:=|<,]")  # a line of JSON, YAML, XML, a table or key=value
