@@ -347,3 +347,19 @@ def test_processor_launches_without_their_claims_are_refused(browser, platform, 
     del settings["extra_claims"][LTI_CLAIM + "asset"]
     response = launch(browser, platform, live_tool, TEACHER_ID, TEACHER, settings)
     assert response.status_code == 400
+
+
+def test_a_course_link_naming_a_processor_gets_a_copy_not_the_processor(
+    browser, platform, live_tool
+):
+    """A resource link whose custom parameter names an attached processor (copied by hand)
+    must not bind the processor: its launches would reach the assignment's submissions."""
+    processor, n = attach(browser, platform, live_tool, title="Attached")
+    custom = {LTI_CLAIM + "custom": {"activity": processor.public_id}}
+    response = launch(browser, platform, live_tool, TEACHER_ID, TEACHER, {"extra_claims": custom})
+    assert response.status_code == 303, response.text
+    db.session.expire_all()
+    copy = db.session.query(Activity).filter_by(resource_link_id="rl-1").one()
+    assert copy.id != processor.id and copy.placement == "link"
+    assert copy.instructions == processor.instructions  # the settings, copied
+    assert processor_activity().resource_link_id is None

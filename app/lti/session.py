@@ -203,7 +203,8 @@ def _activity_for_link(
     its ``activity`` custom parameter, or a new one.
 
     A deep-linked activity is bound to the first link that launches it; another link naming
-    it (the course was copied or imported) gets a new activity with a copy of its settings.
+    it (the course was copied or imported), or one naming an attached asset processor, gets a
+    new activity with a copy of its settings.
     Only activities of the launching platform are considered, so one tenant can never reach
     another's activity by naming its public id.
     """
@@ -229,7 +230,9 @@ def _activity_for_link(
             ),
             detail=f"unknown activity custom parameter on platform {platform.id}",
         )
-    if named.resource_link_id is None:
+    # An attached processor is never a course link: a link naming it (its custom parameter
+    # copied by hand) gets a copy, so the link's people never reach the processor's work.
+    if named.resource_link_id is None and not named.is_asset_processor:
         named.deployment_id = deployment.id
         named.resource_link_id = link_id
         return named
