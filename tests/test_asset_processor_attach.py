@@ -76,7 +76,10 @@ def test_attach_registers_the_notice_handler_before_answering(browser, platform,
     assert draft.lms_activity_id == "assignment-7"
     assert draft.notice_service_url == platform.processors.notice_service_url()
     assert draft.resource_link_id is None
-    assert browser.get(page).status_code == 200
+    setup_page = browser.get(page)
+    assert (
+        setup_page.status_code == 200 and "Attach Evaluaitor to the assignment" in setup_page.text
+    )
 
     answer = post_form(browser, page, valid_form(title="Essay feedback"))
 
