@@ -60,7 +60,6 @@ NO_NOTICES = _l(
     "submissions (the Platform Notification Service, for LtiAssetProcessorSubmissionNotice). "
     "Ask the LMS administrator to give Evaluaitor's registration the noticehandlers scope."
 )
-
 NO_ASSET_PROCESSORS = _l(
     "The LMS did not offer to attach a processor (ltiAssetProcessor) in this request. Add "
     "Evaluaitor again from the assignment's settings."
