@@ -77,9 +77,10 @@ def test_attach_registers_the_notice_handler_before_answering(browser, platform,
     assert draft.notice_service_url == platform.processors.notice_service_url()
     assert draft.resource_link_id is None
     setup_page = browser.get(page)
-    assert (
-        setup_page.status_code == 200 and "Attach Evaluaitor to the assignment" in setup_page.text
-    )
+    assert setup_page.status_code == 200
+    assert "Attach Evaluaitor to the assignment" in setup_page.text
+    assert "out of this maximum" in setup_page.text  # no gradebook column for a processor
+    assert "gradebook column" not in setup_page.text
 
     answer = post_form(browser, page, valid_form(title="Essay feedback"))
 
