@@ -17,6 +17,7 @@ from app.lti import registration
 from app.models import Deployment, Organization, Platform
 from tests.conftest import registration_path
 from tests.fakes.platform import BrowserFlowError, FakePlatform, browser_launch
+from tests.fakes.platform.vocab import AP_SCOPES
 
 
 @pytest.fixture
@@ -60,6 +61,10 @@ def test_registration_stores_the_platform_and_a_launch_works(app, browser, moodl
         "LtiDeepLinkingRequest",
         "LtiResourceLinkRequest",
     ]
+    # Deep linking is offered in the course and on an assignment, as its asset processor;
+    # the processor's own launches are no messages (Canvas refuses those types).
+    assert tool["messages"][0]["placements"] == ["ContentArea", "ActivityAssetProcessor"]
+    assert set(AP_SCOPES) <= set(sent["scope"].split())
     # What the tool stored, from the configuration and the platform's answer.
     (platform,) = stored_platforms()
     assert (platform.issuer, platform.client_id) == (moodle.issuer, moodle.client_id)
@@ -344,8 +349,14 @@ def test_canvas_json_names_this_server(browser, live_tool):
     assert canvas["platform"] == "canvas.instructure.com"
     assert canvas["privacy_level"] == "name_only"
     placements = canvas["settings"]["placements"]
-    assert {p["placement"] for p in placements} == {"assignment_selection", "link_selection"}
+    assert {p["placement"] for p in placements} == {
+        "assignment_selection",
+        "link_selection",
+        "ActivityAssetProcessor",  # Canvas's Document Processor: no "Canvas." prefix
+    }
     assert {p["message_type"] for p in placements} == {"LtiDeepLinkingRequest"}
+    assert {p["target_link_uri"] for p in placements} == {f"{live_tool}/lti/launch"}
+    assert set(AP_SCOPES) <= set(config["scopes"])
 
 
 def behind_a_proxy(tmp_path, redis_server, key_dir, **settings):

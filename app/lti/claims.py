@@ -13,6 +13,9 @@ AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
+DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
+DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+RESOURCE_LINK_ITEM = "ltiResourceLink"
 
 # LTI Asset Processor and the Platform Notification Service (PNS).
 CUSTOM = _LTI + "custom"

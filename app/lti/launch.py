@@ -9,6 +9,9 @@
   deadline, a size cap), cached in Redis, and fetched again for an unknown ``kid`` at most
   once per :data:`KEY_REFRESH_SECONDS`: forged tokens with random kids cannot make every
   launch call the platform (or hold a worker on a slow one).
+- Message types are checked by :data:`VALIDATORS`: pylti1p3's, with a deep-linking request
+  that offers only ``ltiAssetProcessor`` (Canvas's "Add Document Processing App") accepted,
+  and the Asset Processor's settings and report review launches, which pylti1p3 does not know.
 - No cookie is needed but pylti1p3's short state cookie, and a launch without it still works
   when the login stored its state in the platform's storage frame
   (:mod:`app.lti.platform_storage`); otherwise the checked launch is handed to a new window.
@@ -27,6 +30,11 @@ from flask_babel import lazy_gettext as _l
 from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
 from pylti1p3.exception import LtiException, LtiKeyException, LtiMessageValidationException
 from pylti1p3.launch_data_storage.cache import CacheDataStorage
+from pylti1p3.message_validators.abstract import MessageValidatorAbstract
+from pylti1p3.message_validators.deep_link import DeepLinkMessageValidator
+from pylti1p3.message_validators.privacy_launch import PrivacyLaunchValidator
+from pylti1p3.message_validators.resource_message import ResourceMessageValidator
+from pylti1p3.message_validators.submission_review import SubmissionReviewLaunchValidator
 from redis import Redis
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import joinedload
@@ -174,6 +182,76 @@ class PlatformKeySets:
         return f"evaluaitor:{kind}:" + hashlib.sha256(url.encode()).hexdigest()
 
 
+#: The content item types a deep-linking request must offer one of.
+DEEP_LINKING_ITEMS = frozenset({claims.RESOURCE_LINK_ITEM, claims.ASSET_PROCESSOR_ITEM})
+
+
+class DeepLinkingValidator(DeepLinkMessageValidator):
+    """pylti1p3's check, except that it requires ``ltiResourceLink``: the LMS attaching an
+    asset processor offers ``ltiAssetProcessor`` alone."""
+
+    def validate(self, jwt_body: dict[str, Any]) -> bool:
+        self.run_common_validators(jwt_body)
+        settings = jwt_body.get(claims.DEEP_LINKING_SETTINGS)
+        if not isinstance(settings, dict) or not settings.get("deep_link_return_url"):
+            raise LtiException("Missing Deep Linking Settings")
+        accepted = settings.get("accept_types")
+        if not isinstance(accepted, list) or not DEEP_LINKING_ITEMS & set(accepted):
+            raise LtiException("Must accept ltiResourceLink or ltiAssetProcessor items")
+        if not settings.get("accept_presentation_document_targets"):
+            raise LtiException("Must support a presentation type")
+        return True
+
+
+class _ClaimsValidator(MessageValidatorAbstract):
+    """A message type whose named claims must be objects with a non-empty ``key``."""
+
+    message_type: str
+    #: (claim, key) pairs, each required.
+    required: tuple[tuple[str, str], ...]
+
+    def can_validate(self, jwt_body: dict[str, Any]) -> bool:
+        return jwt_body.get(claims.MESSAGE_TYPE) == self.message_type
+
+    def validate(self, jwt_body: dict[str, Any]) -> bool:
+        self.run_common_validators(jwt_body)
+        for claim, key in self.required:
+            value = jwt_body.get(claim)
+            if not isinstance(value, dict) or not str(value.get(key) or ""):
+                raise LtiException(f"{self.message_type} without {claim.rsplit('/', 1)[-1]}.{key}")
+        return True
+
+
+class AssetProcessorSettingsValidator(_ClaimsValidator):
+    """A teacher opens an attached processor's settings: the LMS names its assignment."""
+
+    message_type = claims.ASSET_PROCESSOR_SETTINGS_REQUEST
+    required = ((claims.ACTIVITY, "id"),)
+
+
+class ReportReviewValidator(_ClaimsValidator):
+    """Someone opens a report in the LMS: its assignment, submission, asset and user."""
+
+    message_type = claims.REPORT_REVIEW_REQUEST
+    required = (
+        (claims.ACTIVITY, "id"),
+        (claims.SUBMISSION, "id"),
+        (claims.FOR_USER, "user_id"),
+        (claims.ASSET, "id"),
+    )
+
+
+#: Every message type a launch may carry; any other is refused ("Unrecognized message type").
+VALIDATORS: tuple[MessageValidatorAbstract, ...] = (
+    DeepLinkingValidator(),
+    ResourceMessageValidator(),
+    PrivacyLaunchValidator(),
+    SubmissionReviewLaunchValidator(),
+    AssetProcessorSettingsValidator(),
+    ReportReviewValidator(),
+)
+
+
 class StrictMessageLaunch(FlaskMessageLaunch):
     leeway: int = 60
     #: Set by :func:`validated_launch`, with the settings of this app.
@@ -189,6 +267,15 @@ class StrictMessageLaunch(FlaskMessageLaunch):
     def validate(self) -> StrictMessageLaunch:
         super().validate()
         self._consume_nonce()
+        return self
+
+    def validate_message(self) -> StrictMessageLaunch:
+        """pylti1p3's dispatch by message type, over :data:`VALIDATORS`."""
+        body = self._get_jwt_body()
+        fitting = [v for v in VALIDATORS if v.can_validate(body)]
+        if not body.get(claims.MESSAGE_TYPE) or len(fitting) != 1:
+            raise LtiMessageValidationException("Unrecognized message type")
+        fitting[0].validate(body)
         return self
 
     def validate_state(self) -> StrictMessageLaunch:

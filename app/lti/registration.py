@@ -44,8 +44,25 @@ DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 
 SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 SCOPE_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
-#: What the tool asks for: line items, results and scores (AGS), and the member list (NRPS).
-SCOPES = (claims.SCOPE_LINEITEM, SCOPE_RESULT_READONLY, claims.SCOPE_SCORE, SCOPE_NRPS)
+#: What the tool asks for: line items, results and scores (AGS), the member list (NRPS), and
+#: as an asset processor: registering for submission notices (PNS), reading the submitted
+#: files and sending reports.
+SCOPES = (
+    claims.SCOPE_LINEITEM,
+    SCOPE_RESULT_READONLY,
+    claims.SCOPE_SCORE,
+    SCOPE_NRPS,
+    claims.SCOPE_NOTICE_HANDLERS,
+    claims.SCOPE_ASSET_READONLY,
+    claims.SCOPE_REPORT,
+)
+#: Where an LMS offers the tool's deep linking: the course's activity chooser, and (Canvas's
+#: "Add Document Processing App", D2L) attaching it to an assignment as an asset processor.
+#: The processor's settings and report review launches are not declared as messages: Canvas
+#: refuses a registration naming a message type outside its placements
+#: (LtiAssetProcessorSettingsRequest, LtiReportReviewRequest) and sends both to the launch
+#: URL (the content item's ``url`` and ``report.url``) without them.
+DEEP_LINKING_PLACEMENTS = ("ContentArea", claims.ASSET_PROCESSOR_PLACEMENT)
 #: Names let teachers tell submissions apart; e-mail addresses are not needed.
 CLAIMS = ("iss", "sub", "name", "given_name", "family_name")
 
@@ -144,7 +161,7 @@ def tool_registration(urls: ToolUrls) -> dict[str, Any]:
                     "type": DEEP_LINKING_REQUEST,
                     "target_link_uri": urls.launch,
                     "label": TOOL_NAME,
-                    "placements": ["ContentArea"],
+                    "placements": list(DEEP_LINKING_PLACEMENTS),
                 },
                 {"type": claims.RESOURCE_LINK_REQUEST, "target_link_uri": urls.launch},
             ],
@@ -153,7 +170,8 @@ def tool_registration(urls: ToolUrls) -> dict[str, Any]:
 
 
 def canvas_configuration(urls: ToolUrls) -> dict[str, Any]:
-    """A Canvas developer key ("LTI Key", method "Paste JSON") for this tool."""
+    """A Canvas developer key ("LTI Key", method "Paste JSON") for this tool. The
+    ``ActivityAssetProcessor`` placement (Canvas's "Document Processor") needs no prefix."""
     placements = [
         {
             "placement": placement,
@@ -161,7 +179,11 @@ def canvas_configuration(urls: ToolUrls) -> dict[str, Any]:
             "target_link_uri": urls.launch,
             "text": TOOL_NAME,
         }
-        for placement in ("assignment_selection", "link_selection")
+        for placement in (
+            "assignment_selection",
+            "link_selection",
+            claims.ASSET_PROCESSOR_PLACEMENT,
+        )
     ]
     return {
         "title": TOOL_NAME,

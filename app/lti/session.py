@@ -20,6 +20,7 @@ from app.lti import claims, deep_linking
 from app.lti.page_token import LaunchSession, decode
 from app.lti.page_token import issue_token as issue_token  # the launch view issues it
 from app.models import Activity, Course, Deployment, LtiUser, Organization, Platform
+from app.models.lti import ASSET_PROCESSOR
 
 
 def load(token: str) -> LaunchSession:
@@ -89,10 +90,27 @@ def record_launch(
 def record_deep_link(
     platform: Platform, deployment: Deployment, body: dict[str, Any], *, launch_id: str
 ) -> LaunchSession:
-    """A deep-linking launch: a new draft activity (no resource link until its first launch)
-    for the teacher to set up; return its session."""
+    """A deep-linking launch: a new draft activity (no resource link until its first launch;
+    an asset processor never has one) for the teacher to set up; return its session."""
     _check_organization(platform)
     return _retrying(_record_draft, platform, deployment, body, launch_id)
+
+
+def record_visit(
+    platform: Platform, body: dict[str, Any], activity: Activity, *, launch_id: str
+) -> LaunchSession:
+    """A launch into an existing activity that creates none (an asset processor's settings
+    or report review): the course and user it names, and its session."""
+    _check_organization(platform)
+    return _retrying(_record_visit, platform, body, activity, launch_id)
+
+
+def _record_visit(
+    platform: Platform, body: dict[str, Any], activity: Activity, launch_id: str
+) -> LaunchSession:
+    user = _record_people(platform, body)[1]
+    db.session.commit()
+    return _session(body, launch_id, platform, activity, user)
 
 
 def _check_organization(platform: Platform) -> None:
@@ -150,6 +168,11 @@ def _record_draft(
         course_id=course.id if course else None,
         resource_link_id=None,
     )
+    if deep_linking.wants_processor(body):
+        target = deep_linking.processor_target(body)
+        activity.placement = ASSET_PROCESSOR
+        activity.lms_activity_id = target.lms_activity_id
+        activity.notice_service_url = target.notice_service_url
     db.session.add(activity)
     db.session.commit()
     return _session(body, launch_id, platform, activity, user)
@@ -180,7 +203,8 @@ def _activity_for_link(
     its ``activity`` custom parameter, or a new one.
 
     A deep-linked activity is bound to the first link that launches it; another link naming
-    it (the course was copied or imported) gets a new activity with a copy of its settings.
+    it (the course was copied or imported), or one naming an attached asset processor, gets a
+    new activity with a copy of its settings.
     Only activities of the launching platform are considered, so one tenant can never reach
     another's activity by naming its public id.
     """
@@ -206,7 +230,9 @@ def _activity_for_link(
             ),
             detail=f"unknown activity custom parameter on platform {platform.id}",
         )
-    if named.resource_link_id is None:
+    # An attached processor is never a course link: a link naming it (its custom parameter
+    # copied by hand) gets a copy, so the link's people never reach the processor's work.
+    if named.resource_link_id is None and not named.is_asset_processor:
         named.deployment_id = deployment.id
         named.resource_link_id = link_id
         return named

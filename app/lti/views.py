@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from flask import (
     Blueprint,
@@ -26,12 +27,14 @@ from app.lti import (
     deep_linking,
     keys,
     platform_storage,
+    processor_launches,
     registration,
     registration_links,
     session,
 )
 from app.lti.launch import launch_registration, unverified_claims, validated_launch
 from app.lti.tool_config import find_platform
+from app.models import Deployment, Platform
 from app.models.base import as_utc, utcnow
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
@@ -69,6 +72,8 @@ def launch():
             platform, deployment, body, launch_id=message.get_launch_id()
         )
         return redirect(url_for("setup.setup", token=session.issue_token(draft)), code=303)
+    if body.get(claims.MESSAGE_TYPE) in processor_launches.MESSAGE_TYPES:
+        return _processor_launch(platform, deployment, body, message.get_launch_id())
     if body.get(claims.MESSAGE_TYPE) != claims.RESOURCE_LINK_REQUEST:
         raise LaunchError(
             _l("Evaluaitor does not handle this kind of launch yet."),
@@ -86,6 +91,37 @@ def launch():
         activities.record_own_column(new_session.activity_id)
     token = session.issue_token(new_session)
     return redirect(url_for("web.activity", token=token), code=303)
+
+
+def _processor_launch(
+    platform: Platform, deployment: Deployment, body: dict[str, Any], launch_id: str
+):
+    """An attached processor's settings, or a report's review (app.lti.processor_launches)."""
+    if body[claims.MESSAGE_TYPE] == claims.ASSET_PROCESSOR_SETTINGS_REQUEST:
+        token = session.issue_token(
+            processor_launches.open_settings(platform, deployment, body, launch_id)
+        )
+        return redirect(url_for("setup.settings", token=token), code=303)
+    report = processor_launches.open_report(platform, deployment, body, launch_id)
+    token = session.issue_token(report.session)
+    if report.submission is None:
+        return render_template(
+            "lti/report_pending.html",
+            token=token,
+            activity=report.activity,
+            is_staff=report.session.is_staff,
+        )
+    if report.session.is_staff:
+        target = url_for("web.submission_detail", token=token, submission_id=report.submission.id)
+        return redirect(target, code=303)
+    return redirect(url_for("web.activity", token=token), code=303)
+
+
+@bp.post("/notices")
+def notices():
+    """PLACEHOLDER, to be dropped when merged with the notice handler (helper "notices"): only
+    so that ``url_for("lti.notices")`` builds on this branch."""
+    return "", 501
 
 
 @bp.post("/resume")

@@ -7,6 +7,7 @@ Routes are addressed by a page token (see :mod:`app.lti.session`) and open to st
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from typing import Any
 
@@ -32,11 +33,12 @@ from app.grading import registry
 from app.grading.rubric import RubricError
 from app.lms import activities
 from app.lms.activities import KIND_LABELS, SettingsError
-from app.lti import deep_linking, lineitem_sync, passback
+from app.lti import deep_linking, lineitem_sync, notice_handlers, passback
 from app.lti.session import LaunchSession, load
 from app.models import Activity, Deployment, LineItemUpdate, Platform
 from app.web import setup_form
 
+log = logging.getLogger(__name__)
 bp = Blueprint("setup", __name__, url_prefix="/l/<token>")
 
 RELEASE_LABELS: dict[str, Any] = {
@@ -58,12 +60,23 @@ def setup(token: str):
 
 @bp.post("/setup")
 def save_setup(token: str):
-    """Store the settings and answer the LMS with one resource link to the activity."""
+    """Store the settings and answer the LMS with one item for the activity: a resource link,
+    or an attached processor once its notice handler is registered (without it the LMS would
+    never say that work was submitted, so nothing is attached)."""
     session, activity = _staff_activity(token)
     _deep_linking_settings(session, activity)
     failed = _save(token, session, activity, "setup", initial=activity.resource_link_id is None)
     if failed is not None:
         return failed
+    if activity.is_asset_processor:
+        try:
+            notice_handlers.register_submission_handler(
+                activity, url_for("lti.notices", _external=True)
+            )
+        except notice_handlers.NoticeHandlerError as exc:
+            log.warning("activity %s: notice handler not registered: %s", activity.id, exc)
+            values = _stored_values(activity)
+            return _form_page(token, activity, "setup", values, attach_error=True), 502
     answer = deep_linking.answer(
         db.session.get(Platform, session.platform_id),
         db.session.get(Deployment, activity.deployment_id),
@@ -264,6 +277,7 @@ def _form_page(
     *,
     errors: dict[str, str] | None = None,
     saved: bool = False,
+    attach_error: bool = False,
 ) -> str:
     site_max_mb = current_app.config["EVALUAITOR_MAX_UPLOAD_MB"]
     strategies = [
@@ -280,6 +294,7 @@ def _form_page(
         errors=errors,
         error_links=[(_input_id(key, values["plugin"]), text) for key, text in errors.items()],
         saved=saved,
+        attach_error=attach_error,
         strategies=strategies,
         kinds=KIND_LABELS,
         release_labels=RELEASE_LABELS,

@@ -48,6 +48,8 @@ def submit(token: str):
     session, activity = load_with_activity(token)
     if session.is_staff:
         raise Forbidden(_("Only students submit work here."))
+    if activity.is_asset_processor:  # the LMS's own assignment takes the work
+        raise Forbidden(_("Hand in this work in your course's assignment, not here."))
     user = db.session.get(LtiUser, session.user_id)
     if user is None or user.platform_id != activity.platform_id:  # removed since the launch
         raise SessionExpired(detail=f"no user {session.user_id}")

@@ -26,6 +26,7 @@ import jwt
 from jwt.algorithms import RSAAlgorithm
 from werkzeug.wrappers import Request, Response
 
+from .notice_service import AttachedProcessor, ProcessorItemError
 from .vocab import LTI_CLAIM
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class DeepLinking:
     #: Every answer received: {"status", "reason", "claims"} (claims only once verified).
     answers: list[dict[str, Any]] = field(default_factory=list)
     _pending_data: set[str] = field(default_factory=set)
+    #: The accept_types each pending request (by its data) offered.
+    _offered: dict[str, list[str]] = field(default_factory=dict)
     _used_nonces: set[str] = field(default_factory=set)
     _numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -85,9 +88,11 @@ class DeepLinking:
         """
         data = secrets.token_urlsafe(12) if data is None else data
         self._pending_data.add(data)
+        accept_types = ["ltiResourceLink"] if accept_types is None else accept_types
+        self._offered[data] = list(accept_types)
         settings: dict[str, Any] = {
             "deep_link_return_url": self.return_url,
-            "accept_types": ["ltiResourceLink"] if accept_types is None else accept_types,
+            "accept_types": accept_types,
             "accept_presentation_document_targets": ["iframe", "window"],
             "accept_multiple": accept_multiple,
             "accept_lineitem": accept_lineitem,
@@ -189,16 +194,29 @@ class DeepLinking:
                 return RSAAlgorithm.from_jwk(json.dumps(jwk))
         raise DeepLinkingError(f"kid {kid!r} is not in the tool's JWKS")
 
-    def _make_links(self, claims: dict[str, Any]) -> list[ResourceLink]:
+    def _make_links(self, claims: dict[str, Any]) -> list[ResourceLink | AttachedProcessor]:
+        """Each item made as what its type asks, if the request offered that type: a course
+        link, or (Canvas) an asset processor attached to the request's assignment."""
         items = claims.get(DL_CLAIM + "content_items", [])
+        data = claims.get(DL_CLAIM + "data")
+        offered = self._offered.pop(data, ["ltiResourceLink"])
         if not isinstance(items, list):
             raise DeepLinkingError("content_items must be a list")
-        if len(items) > 1:
+        if len(items) > 1 and "ltiAssetProcessor" not in offered:
             raise DeepLinkingError("accept_multiple was false: at most one content item")
-        made = []
+        made: list[ResourceLink | AttachedProcessor] = []
         with self.platform._lock:
             for item in items:
-                made.append(self._make_link(item))
+                kind = item.get("type") if isinstance(item, dict) else None
+                if kind not in offered:
+                    raise DeepLinkingError(f"content item type {kind!r} was not offered")
+                if kind == "ltiAssetProcessor":
+                    try:
+                        made.append(self.platform.processors.attach(item, data))
+                    except ProcessorItemError as exc:
+                        raise DeepLinkingError(str(exc)) from exc
+                else:
+                    made.append(self._make_link(item))
         return made
 
     def _make_link(self, item: Any) -> ResourceLink:

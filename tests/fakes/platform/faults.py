@@ -13,7 +13,7 @@ from werkzeug.wrappers import Response
 
 FAULT_KINDS = frozenset(
     {"token", "scores", "lineitems", "lineitem", "results", "memberships", "auth", "jwks"}
-)
+) | {"notice_handlers"}  # the Platform Notification Service (notice_service.py)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from .launch import (
     check_auth_request,
     invalid_request_page,
 )
+from .notice_service import PNS_PATH, Processors
 from .oauth import TokenService
 from .services import Services
 from .store import Gradebook
@@ -44,6 +45,7 @@ _ROUTES = Map(
         Rule(DEEP_LINKING_RETURN, endpoint="deep_linking"),
         Rule(registration.CONFIGURATION_PATH, endpoint="openid_configuration"),
         Rule(registration.REGISTRATION_PATH, endpoint="registration"),
+        Rule(f"{PNS_PATH}/<deployment_id>", endpoint="notice_handlers"),
         Rule(f"{_SERVICES}/<course>/lineitems", endpoint="lineitems"),
         Rule(f"{_SERVICES}/<course>/lineitems/<int:n>/lineitem", endpoint="lineitem"),
         Rule(f"{_SERVICES}/<course>/lineitems/<int:n>/lineitem/scores", endpoint="scores"),
@@ -89,6 +91,7 @@ class FakePlatform:
         self._faults = Faults()
         self._services = Services(self)
         self.deep_linking = DeepLinking(self)
+        self.processors = Processors(self)
         self.registration = registration.Registration(self)
         self._lock = threading.RLock()
         self._stopping = threading.Event()
@@ -440,6 +443,9 @@ class FakePlatform:
             return self.registration.handle(kind, request)
         if kind == "deep_linking":
             return self.deep_linking.handle(request)
+        if kind == "notice_handlers":
+            with self._lock:
+                return self.processors.handle(request, args["deployment_id"])
         if kind == "return":
             return Response("Back in the course.", content_type="text/plain")
         with self._lock:
