@@ -4,8 +4,7 @@ teacher attaches Evaluaitor as an LTI Asset Processor (Canvas calls it a Documen
 Here the platform, not the tool, owns the assignment: students submit in the platform's own
 form, the platform tells each attached processor by a Platform Notification Service notice,
 serves the files (Asset Service) and keeps the reports the tool sends (Asset Report Service),
-as Canvas does (``docs/decisions.md``). This module is what it remembers and the rules it
-follows; :mod:`app.practice.processor_services` answers the tool and
+as Canvas does. This module is what it remembers and the rules it follows; :mod:`app.practice.processor_services` answers the tool and
 :mod:`app.practice.assignment_views` draws the pages.
 
 Kept like the course (:mod:`app.practice.state`): a JSON file written whole under a lock, and
