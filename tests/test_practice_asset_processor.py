@@ -13,7 +13,6 @@ import base64
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -93,12 +92,10 @@ class Handler:
 
     status: int = 204
     bodies: list[dict] = field(default_factory=list)
-    got: threading.Event = field(default_factory=threading.Event)
 
     def __call__(self, environ, start_response):
         request = Request(environ)
         self.bodies.append(json.loads(request.get_data()))
-        self.got.set()
         return Response(status=self.status)(environ, start_response)
 
     def notices(self, settings: PracticeSettings) -> list[dict]:

@@ -4,8 +4,9 @@ teacher attaches Evaluaitor as an LTI Asset Processor (Canvas calls it a Documen
 Here the platform, not the tool, owns the assignment: students submit in the platform's own
 form, the platform tells each attached processor by a Platform Notification Service notice,
 serves the files (Asset Service) and keeps the reports the tool sends (Asset Report Service),
-as Canvas does. This module is what it remembers and the rules it follows; :mod:`app.practice.processor_services` answers the tool and
-:mod:`app.practice.assignment_views` draws the pages.
+as Canvas does. This module is what it remembers and the rules it follows;
+:mod:`app.practice.processor_services` answers the tool and :mod:`app.practice.assignment_views`
+draws the pages.
 
 Kept like the course (:mod:`app.practice.state`): a JSON file written whole under a lock, and
 the submitted bytes in a folder beside it, so a restart loses nothing.
@@ -260,10 +261,12 @@ class AssignmentState:
 
     def reports_for(self, submission: NativeSubmission, processor_id: int) -> list[Report]:
         """The latest report of each type for each of the submission's assets, in asset order."""
+        with self._lock:  # a report may arrive while a page is drawn
+            stored = sorted(self.reports.items())
         return [
             report
             for asset in submission.assets
-            for (pid, asset_id, _type), report in sorted(self.reports.items())
+            for (pid, asset_id, _type), report in stored
             if pid == processor_id and asset_id == asset.asset_id
         ]
 
