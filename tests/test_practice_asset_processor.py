@@ -740,9 +740,11 @@ def test_a_native_submission_gets_the_tools_report(app, live_tool, llm, practice
         answer = browser.post(setup, data=valid_form(max_score="10"), files={"none": ("", b"")})
         assert answer.status_code == 200, answer.text
         returned = _post_form(browser, answer)
-        assert returned.status_code == 200 and "Evaluaitor" in returned.text
+        assert returned.status_code == 200, returned.text
     state = _state(practice_platform)
-    assert state.processors and state.handlers.get(claims.SUBMISSION_NOTICE)
+    (processor,) = state.processors.values()
+    assert processor.title == "Photosynthesis essay" and processor.custom["activity"]
+    assert state.handlers[claims.SUBMISSION_NOTICE] == live_tool + "/lti/notices"
 
     llm.reply("Clear and well argued.\n\nFinal score: 8/10")
     sent = _submit_work(practice_platform, text="Photosynthesis turns light into sugar.")
@@ -750,6 +752,10 @@ def test_a_native_submission_gets_the_tools_report(app, live_tool, llm, practice
     assert "HTTP 2" in _page(practice_platform, "/assignment/teacher")
     run_jobs()
     (report,) = _state(practice_platform).reports.values()
-    assert report.progress in ("Processed", "PendingManual")
+    assert report.progress == "Processed" and report.body["result"] == "8/10"
+    assert report.body["visibleToOwner"] is True  # the activity releases at once ("auto")
     teacher = _page(practice_platform, "/assignment/teacher")
-    assert "8/10" in teacher or "PendingManual" in teacher
+    assert "8/10" in teacher and 'data-testid="view-report"' in teacher
+    assert "Resubmit all files" not in teacher
+    student = _page(practice_platform, "/assignment/student")
+    assert "8/10" in student and "Clear and well argued." in student
