@@ -302,6 +302,8 @@ def test_the_pns_endpoint_needs_a_noticehandlers_token(app, practice_platform):
     assert httpx.put(url, json=body, headers=narrow).status_code == 403
     ok = _bearer(app, practice_platform, claims.SCOPE_NOTICE_HANDLERS)
     assert httpx.put(url, content=b"notice_type=x", headers=ok).status_code == 415
+    wrong_method = httpx.delete(url, headers=ok)  # a service's errors are JSON, not a page
+    assert wrong_method.status_code == 405 and wrong_method.json()["error"]
 
 
 # -- the notice a submission sends ---------------------------------------------------------
