@@ -5,7 +5,9 @@ It is a separate Flask app on its own port and host name (``localhost`` while th
 registers itself with the tool (:func:`register`), launches through the real OIDC flow,
 offers platform storage (the LTI client-side postMessages) to the tool's frame, and answers
 the services the tool calls back: JWKS, OAuth2 client credentials, AGS, NRPS and the deep
-linking return. Off by default (``EVALUAITOR_PRACTICE``): production never exposes it.
+linking return. Its native assignment (:mod:`app.practice.assignment`) shows the LTI Asset
+Processor: the platform collects the essays and the tool attached to it reports on them.
+Off by default (``EVALUAITOR_PRACTICE``): production never exposes it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from app import i18n, tenants
 from app.extensions import BoundedJSONProvider, db
 from app.lti import keys
 from app.models import Deployment, Platform
-from app.practice import exercise, services, views
+from app.practice import assignment_views, exercise, processor_services, services, views
+from app.practice.assignment import AssignmentState
 from app.practice.errors import PracticeError
 from app.practice.messages import ToolKeys
 from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
@@ -78,9 +81,14 @@ def create_practice_app(settings: PracticeSettings) -> Flask:
     app.extensions["practice_state"] = PracticeState(settings.data_dir / "state.json")
     app.extensions["practice_tokens"] = services.Tokens()
     app.extensions["practice_tool_keys"] = ToolKeys()
+    app.extensions["practice_assignment"] = AssignmentState(
+        settings.data_dir / "assignment.json", settings.data_dir / "submitted"
+    )
     keys.active_key(settings.key_dir)  # create the platform's key pair now, not mid-launch
     app.register_blueprint(views.bp)
     app.register_blueprint(services.bp)
+    app.register_blueprint(processor_services.bp)
+    app.register_blueprint(assignment_views.bp)
     app.register_error_handler(PracticeError, _practice_error)
     app.register_error_handler(HTTPException, _http_error)
 
@@ -161,6 +169,6 @@ def _practice_error(error: PracticeError):
 
 
 def _http_error(error: HTTPException):
-    if request.path.startswith(("/ags/", "/nrps/", "/token")):
+    if request.path.startswith(("/ags/", "/nrps/", "/token", "/pns/", "/ap/")):
         return jsonify(error=error.name, message=error.description), error.code
     return render_template("practice/error.html", message=error.description), error.code

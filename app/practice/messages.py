@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ from itsdangerous import BadData, URLSafeTimedSerializer
 from app import safe_json
 from app.lti import claims
 from app.lti.keys import active_key
+from app.practice import assignment
 from app.practice.errors import PracticeError
 from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
 from app.practice.state import COURSE_ID, COURSE_TITLE, Link, Person
@@ -31,6 +33,9 @@ CONTENT_ITEMS = _DL + "content_items"
 DL_DATA = _DL + "data"
 DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
+LINK_ITEM = "ltiResourceLink"
+#: Canvas's own claim naming the placement a launch comes from (null outside deep linking).
+PLACEMENT = "https://www.instructure.com/placement"
 CUSTOM = "https://purl.imsglobal.org/spec/lti/claim/custom"
 TARGET_LINK_URI = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri"
 VERSION = "https://purl.imsglobal.org/spec/lti/claim/version"
@@ -43,6 +48,8 @@ ID_TOKEN_LIFETIME = 300
 HINT_LIFETIME = 600
 #: How long a teacher may take to fill the tool's setup form.
 DEEP_LINK_LIFETIME = 3600
+#: A notice's lifetime (Canvas signs them for an hour).
+NOTICE_LIFETIME = 3600
 
 
 # -- hints: what the platform page asks for, signed so the auth endpoint can trust it -------
@@ -52,9 +59,14 @@ def _hints() -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt="practice.hint")
 
 
-def message_hint(*, person: Person, link_id: str | None, target: str) -> str:
-    """``lti_message_hint``: who launches what, and where (``iframe`` or ``window``)."""
-    return _hints().dumps({"sub": person.sub, "link": link_id, "target": target})
+def message_hint(
+    *, person: Person, link_id: str | None, target: str, processor: dict[str, Any] | None = None
+) -> str:
+    """``lti_message_hint``: who launches what, and where (``iframe`` or ``window``);
+    ``processor`` names a message about the native assignment (:func:`processor_claims`)."""
+    return _hints().dumps(
+        {"sub": person.sub, "link": link_id, "target": target, "processor": processor}
+    )
 
 
 def read_message_hint(hint: str) -> dict[str, Any]:
@@ -66,36 +78,51 @@ def read_message_hint(hint: str) -> dict[str, Any]:
         ) from exc
 
 
-def deep_link_data(sub: str) -> str:
-    """Opaque ``data`` the tool must return unchanged in its deep linking response."""
-    return _hints().dumps({"dl": sub})
+def deep_link_data(sub: str, accepts: str = LINK_ITEM) -> str:
+    """Opaque ``data`` the tool must return unchanged in its deep linking response; it also
+    says which content item type the request accepted, so the return takes only that one."""
+    return _hints().dumps({"dl": sub, "accepts": accepts})
 
 
-def read_deep_link_data(data: Any) -> str | None:
-    """Who asked for the deep link, if ``data`` is ours and recent; None otherwise."""
+def read_deep_link_data(data: Any) -> tuple[str, str] | None:
+    """Who asked for the deep link and the item type it accepts, if ``data`` is ours and
+    recent; None otherwise."""
     try:
-        return _hints().loads(str(data), max_age=DEEP_LINK_LIFETIME).get("dl")
-    except (BadData, AttributeError):
+        found = _hints().loads(str(data), max_age=DEEP_LINK_LIFETIME)
+        return str(found["dl"]), str(found.get("accepts", LINK_ITEM))
+    except (BadData, AttributeError, KeyError, TypeError):
         return None
 
 
 # -- the id_token the platform signs -------------------------------------------------------
 
 
-def id_token(claims_body: dict[str, Any]) -> str:
+def sign(claims_body: dict[str, Any], lifetime: int = ID_TOKEN_LIFETIME) -> str:
+    """A JWT signed with the platform's key (the id_token of a launch, or a notice)."""
     settings = current_app.config["PRACTICE"]
     key = active_key(settings.key_dir)
     now = int(time.time())
-    body = {"iat": now, "exp": now + ID_TOKEN_LIFETIME, **claims_body}
+    body = {"iat": now, "exp": now + lifetime, **claims_body}
     return jwt.encode(body, key.private_pem, algorithm="RS256", headers={"kid": key.kid})
 
 
-def launch_claims(
-    *, person: Person, nonce: str, target: str, link: Link | None, services: dict[str, str]
-) -> dict[str, Any]:
-    """The claims of a resource link launch (``link``) or a deep linking request (None)."""
+def pns_claim() -> dict[str, Any]:
+    """Where the tool registers its notice handlers; Canvas puts it in every launch."""
     settings = current_app.config["PRACTICE"]
-    body: dict[str, Any] = {
+    return {
+        "platform_notification_service_url": settings.base_url + "/pns/notice-handlers",
+        "service_versions": ["1.0"],
+        "scope": [claims.SCOPE_NOTICE_HANDLERS],
+        "notice_types_supported": list(assignment.NOTICE_TYPES),
+    }
+
+
+def _common_claims(
+    *, person: Person, nonce: str, target: str, services: dict[str, str]
+) -> dict[str, Any]:
+    """What every launch says: who, where, in which course, with which services."""
+    settings = current_app.config["PRACTICE"]
+    return {
         "iss": settings.issuer,
         "aud": CLIENT_ID,
         "azp": CLIENT_ID,
@@ -123,14 +150,23 @@ def launch_claims(
             "context_memberships_url": services["memberships"],
             "service_versions": ["2.0"],
         },
+        claims.PNS: pns_claim(),
     }
+
+
+def launch_claims(
+    *, person: Person, nonce: str, target: str, link: Link | None, services: dict[str, str]
+) -> dict[str, Any]:
+    """The claims of a resource link launch (``link``) or a deep linking request (None)."""
+    settings = current_app.config["PRACTICE"]
+    body = _common_claims(person=person, nonce=nonce, target=target, services=services)
     ags_scopes = [claims.SCOPE_LINEITEM, claims.SCOPE_LINEITEM_READONLY, SCOPE_RESULT]
     if link is None:
         body[claims.MESSAGE_TYPE] = DEEP_LINKING_REQUEST
         body[claims.AGS_ENDPOINT] = {"scope": ags_scopes, "lineitems": services["lineitems"]}
         body[DEEP_LINKING_SETTINGS] = {
             "deep_link_return_url": settings.base_url + "/deep-link-return",
-            "accept_types": ["ltiResourceLink"],
+            "accept_types": [LINK_ITEM],
             "accept_presentation_document_targets": ["iframe", "window"],
             "accept_multiple": False,
             "auto_create": True,
@@ -150,6 +186,107 @@ def launch_claims(
     if link.custom:
         body[CUSTOM] = dict(link.custom)
     return body
+
+
+# -- the native assignment's messages (LTI Asset Processor) -------------------------------
+
+ATTACH = "attach"
+SETTINGS = "settings"
+REPORT = "report"
+
+
+def processor_claims(
+    *, person: Person, nonce: str, target: str, services: dict[str, str], message: dict[str, Any]
+) -> dict[str, Any]:
+    """A launch about the native assignment, as Canvas sends them: attaching a processor
+    (``attach``: deep linking for an ``ltiAssetProcessor``), its settings (``settings``) or
+    one asset's report (``report``). Raises PracticeError for what no longer exists."""
+    settings = current_app.config["PRACTICE"]
+    state = assignment.current_assignment()
+    body = _common_claims(person=person, nonce=nonce, target=target, services=services)
+    if message["kind"] == ATTACH:
+        body[claims.MESSAGE_TYPE] = DEEP_LINKING_REQUEST
+        body[DEEP_LINKING_SETTINGS] = {
+            "deep_link_return_url": settings.base_url + "/deep-link-return",
+            "accept_types": [claims.ASSET_PROCESSOR_ITEM],
+            "accept_presentation_document_targets": ["iframe", "window"],
+            "accept_multiple": True,
+            "auto_create": True,
+            "title": assignment.TITLE,
+            "data": deep_link_data(person.sub, claims.ASSET_PROCESSOR_ITEM),
+        }
+        body[claims.ACTIVITY] = {"id": state.activity_id}
+        body[PLACEMENT] = claims.ASSET_PROCESSOR_PLACEMENT
+        return body
+    processor = state.processors.get(message.get("processor"))
+    if processor is None:
+        raise PracticeError(
+            400, "invalid_request", _("This processor is not attached."), is_api=False
+        )
+    body[claims.ACTIVITY] = {"id": state.activity_id, "title": assignment.TITLE}
+    body[PLACEMENT] = None
+    if message["kind"] == SETTINGS:
+        body[claims.MESSAGE_TYPE] = claims.ASSET_PROCESSOR_SETTINGS_REQUEST
+        body[TARGET_LINK_URI] = processor.url or settings.tool_launch_url
+        body[CUSTOM] = dict(processor.custom)
+        return body
+    submission = state.submission(message.get("submission", ""))
+    if submission is None or message.get("asset") not in {a.asset_id for a in submission.assets}:
+        raise PracticeError(
+            400, "invalid_request", _("This submission no longer exists."), is_api=False
+        )
+    body[claims.MESSAGE_TYPE] = claims.REPORT_REVIEW_REQUEST
+    body[TARGET_LINK_URI] = processor.report_url or processor.url or settings.tool_launch_url
+    body[claims.SUBMISSION] = {"id": submission.id}
+    body[claims.FOR_USER] = {"user_id": submission.user_id}  # whose work the report is about
+    body[claims.ASSET] = {"id": message["asset"]}
+    body[claims.ASSET_REPORT_TYPE] = message.get("type")
+    body[CUSTOM] = {**processor.custom, **processor.report_custom}
+    return body
+
+
+def notice_claims(
+    submission: assignment.NativeSubmission, processor: assignment.Processor, notice_id: str
+) -> dict[str, Any]:
+    """An ``LtiAssetProcessorSubmissionNotice`` (Canvas's claims): the student, the assets
+    and where to fetch them, where to send reports, the assignment and the attempt."""
+    settings = current_app.config["PRACTICE"]
+    state = assignment.current_assignment()
+    base = f"{settings.base_url}/ap/{processor.id}"
+    assets = []
+    for asset in submission.assets:
+        described = {
+            "asset_id": asset.asset_id,
+            "url": f"{base}/assets/{asset.asset_id}",
+            "sha256_checksum": asset.sha256,
+            "timestamp": asset.timestamp,
+            "size": asset.size,
+            "content_type": asset.content_type,
+            "title": asset.title,
+        }
+        if asset.filename is not None:  # a text entry has none
+            described["filename"] = asset.filename
+        assets.append(described)
+    return {
+        "iss": settings.issuer,
+        "aud": CLIENT_ID,
+        "azp": CLIENT_ID,
+        "nonce": str(uuid.uuid4()),
+        VERSION: "1.3.0",
+        claims.DEPLOYMENT_ID: DEPLOYMENT_ID,
+        claims.NOTICE: {
+            "id": notice_id,
+            "timestamp": assignment.now_iso(),
+            "type": claims.SUBMISSION_NOTICE,
+        },
+        claims.CONTEXT: {"id": COURSE_ID, "title": COURSE_TITLE, "label": "PRACTICE"},
+        claims.CUSTOM: dict(processor.custom),  # the deployment adds none here
+        claims.FOR_USER: {"user_id": submission.user_id},
+        claims.ASSET_REPORT: {"report_url": f"{base}/reports", "scope": [claims.SCOPE_REPORT]},
+        claims.ASSET_SERVICE: {"scope": [claims.SCOPE_ASSET_READONLY], "assets": assets},
+        claims.ACTIVITY: {"id": state.activity_id},
+        claims.SUBMISSION: {"id": submission.id},
+    }
 
 
 # -- JWTs from the tool --------------------------------------------------------------------

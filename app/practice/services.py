@@ -1,4 +1,5 @@
-"""The services the tool calls back: JWKS, OAuth2 client credentials, AGS and NRPS.
+"""The services the tool calls back: JWKS, OAuth2 client credentials, AGS and NRPS (the
+native assignment's own are in :mod:`app.practice.processor_services`).
 
 They are as strict as a careful LMS: a token only for a verified ``private_key_jwt`` client
 assertion (signed with a key from the tool's JWKS, ``aud`` our token URL, single-use
@@ -33,6 +34,9 @@ OFFERED_SCOPES = frozenset(
         claims.SCOPE_SCORE,
         SCOPE_RESULT,
         claims.SCOPE_NRPS,
+        claims.SCOPE_NOTICE_HANDLERS,
+        claims.SCOPE_ASSET_READONLY,
+        claims.SCOPE_REPORT,
     }
 )
 ACTIVITY_PROGRESS = {"Initialized", "Started", "InProgress", "Submitted", "Completed"}
@@ -82,7 +86,7 @@ def _tokens() -> Tokens:
     return current_app.extensions["practice_tokens"]
 
 
-def _require(*any_of: str) -> None:
+def require_scope(*any_of: str) -> None:
     """The request's bearer token must be live and carry one of these scopes."""
     auth = request.headers.get("Authorization", "")
     scopes = _tokens().scopes_of(auth[7:]) if auth.startswith("Bearer ") else None
@@ -92,7 +96,7 @@ def _require(*any_of: str) -> None:
         raise PracticeError(403, "insufficient_scope", f"needs one of {sorted(any_of)}")
 
 
-def _json_body(content_type: str) -> dict[str, Any]:
+def json_body(content_type: str) -> dict[str, Any]:
     if request.mimetype != content_type:
         raise PracticeError(415, "unsupported_media_type", f"expected {content_type}")
     body = request.get_json(silent=True)
@@ -155,7 +159,7 @@ def token():
 
 @bp.get("/ags/lineitems")
 def lineitems():
-    _require(claims.SCOPE_LINEITEM, claims.SCOPE_LINEITEM_READONLY)
+    require_scope(claims.SCOPE_LINEITEM, claims.SCOPE_LINEITEM_READONLY)
     wanted = request.args.get("resource_link_id")
     items = [
         item.to_json(f"{_lineitems_url()}/{item.id}")
@@ -167,7 +171,7 @@ def lineitems():
 
 @bp.post("/ags/lineitems")
 def create_lineitem():
-    _require(claims.SCOPE_LINEITEM)
+    require_scope(claims.SCOPE_LINEITEM)
     item = current_state().add_lineitem(_lineitem_body())
     return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE, 201)
 
@@ -175,7 +179,7 @@ def create_lineitem():
 @bp.put("/ags/lineitems/<int:lineitem_id>")
 def update_lineitem(lineitem_id: int):
     """A new label or maximum, as the tool sends when a teacher changes the settings."""
-    _require(claims.SCOPE_LINEITEM)
+    require_scope(claims.SCOPE_LINEITEM)
     _lineitem(lineitem_id)
     item = current_state().update_lineitem(lineitem_id, _lineitem_body())
     return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE)
@@ -183,7 +187,7 @@ def update_lineitem(lineitem_id: int):
 
 def _lineitem_body() -> dict[str, Any]:
     """A line item as the tool sends it, checked as a platform would."""
-    body = _json_body(claims.LINEITEM_CONTENT_TYPE)
+    body = json_body(claims.LINEITEM_CONTENT_TYPE)
     maximum = body.get("scoreMaximum")
     if not isinstance(body.get("label"), str) or not body["label"].strip():
         raise PracticeError(400, "invalid_request", "label is required")
@@ -194,16 +198,16 @@ def _lineitem_body() -> dict[str, Any]:
 
 @bp.get("/ags/lineitems/<int:lineitem_id>")
 def get_lineitem(lineitem_id: int):
-    _require(claims.SCOPE_LINEITEM, claims.SCOPE_LINEITEM_READONLY)
+    require_scope(claims.SCOPE_LINEITEM, claims.SCOPE_LINEITEM_READONLY)
     item = _lineitem(lineitem_id)
     return _reply(item.to_json(f"{_lineitems_url()}/{item.id}"), claims.LINEITEM_CONTENT_TYPE)
 
 
 @bp.post("/ags/lineitems/<int:lineitem_id>/scores")
 def post_score(lineitem_id: int):
-    _require(claims.SCOPE_SCORE)
+    require_scope(claims.SCOPE_SCORE)
     item = _lineitem(lineitem_id)
-    body = _json_body(claims.SCORE_CONTENT_TYPE)
+    body = json_body(claims.SCORE_CONTENT_TYPE)
     problem = _score_problem(body, item)
     if problem:
         raise PracticeError(400, "invalid_request", problem)
@@ -241,7 +245,7 @@ def is_number(value: Any) -> bool:
 
 @bp.get("/ags/lineitems/<int:lineitem_id>/results")
 def results(lineitem_id: int):
-    _require(SCOPE_RESULT)
+    require_scope(SCOPE_RESULT)
     item = _lineitem(lineitem_id)
     url = f"{_lineitems_url()}/{item.id}"
     body = [
@@ -261,7 +265,7 @@ def results(lineitem_id: int):
 
 @bp.get("/nrps/memberships")
 def memberships():
-    _require(claims.SCOPE_NRPS)
+    require_scope(claims.SCOPE_NRPS)
     settings = current_app.config["PRACTICE"]
     body = {
         "id": settings.base_url + "/nrps/memberships",

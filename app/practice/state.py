@@ -85,6 +85,14 @@ class Score:
     comment: str | None = None
 
 
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` at once (a crash mid-write leaves the previous file whole)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
 def current_state() -> PracticeState:
     """The state of the practice app serving this request."""
     return current_app.extensions["practice_state"]
@@ -197,10 +205,7 @@ class PracticeState:
             "lineitems": [asdict(item) for item in self.lineitems.values()],
             "scores": [asdict(score) for score in self.scores],
         }
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, self._path)
+        write_json(self._path, data)
 
     def _load(self, data: dict[str, Any]) -> None:
         self.links = {link["id"]: Link(**link) for link in data.get("links", [])}
