@@ -34,7 +34,7 @@ from app.lti import asset_reports, assets, claims
 from app.models import Activity, GradingJob, JobStatus, LtiUser, Submission
 from app.models.assets import FAILED, PROCESSED, RECEIVED, LtiAsset, LtiNotice
 from app.models.lti import ASSET_PROCESSOR
-from app.text import clean_filename
+from app.text import clean_filename, clean_text
 from app.uploads import IncomingFile, incoming_dir
 
 log = logging.getLogger(__name__)
@@ -273,7 +273,8 @@ def _fetch(
                 text = assets.html_text(Path(item.incoming.path).read_bytes())
             else:
                 text = extract(item.incoming.path, _kind(activity, item)).text
-            parts.append(f"## {_name(asset)}\n\n{text.strip()}\n")
+            title = clean_text(str(asset.get("title") or "")).strip() or _name(asset)
+            parts.append(f"## {title}\n\n{text.strip()}\n")
         combined = IncomingFile(incoming_dir(data_dir), limit * max(1, len(listed)))
         combined.write("\n".join(parts).encode())
         return COMBINED_NAME, combined, Kind.MARKDOWN

@@ -12,7 +12,18 @@ from typing import Any
 from werkzeug.wrappers import Response
 
 FAULT_KINDS = frozenset(
-    {"token", "scores", "lineitems", "lineitem", "results", "memberships", "auth", "jwks"}
+    {
+        "token",
+        "scores",
+        "lineitems",
+        "lineitem",
+        "results",
+        "memberships",
+        "auth",
+        "jwks",
+        "asset",
+        "report",
+    }
 )
 
 

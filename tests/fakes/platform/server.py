@@ -17,6 +17,7 @@ from werkzeug.wrappers import Request, Response
 from tests.fakes.http import BackgroundServer
 
 from . import registration
+from .asset_processor import ASSETS_PATH, REPORTS_PATH, AssetProcessor
 from .deep_linking import RETURN_PATH as DEEP_LINKING_RETURN
 from .deep_linking import DeepLinking
 from .faults import Fault, Faults, fault_response
@@ -43,6 +44,9 @@ _ROUTES = Map(
         Rule("/mod/lti/return.php", endpoint="return"),
         Rule(DEEP_LINKING_RETURN, endpoint="deep_linking"),
         Rule(registration.CONFIGURATION_PATH, endpoint="openid_configuration"),
+        Rule(f"{ASSETS_PATH}/<asset_id>", endpoint="asset"),
+        Rule(REPORTS_PATH, endpoint="report", methods=["POST"]),
+        Rule("/files/<asset_id>/download", endpoint="file"),
         Rule(registration.REGISTRATION_PATH, endpoint="registration"),
         Rule(f"{_SERVICES}/<course>/lineitems", endpoint="lineitems"),
         Rule(f"{_SERVICES}/<course>/lineitems/<int:n>/lineitem", endpoint="lineitem"),
@@ -90,6 +94,7 @@ class FakePlatform:
         self._services = Services(self)
         self.deep_linking = DeepLinking(self)
         self.registration = registration.Registration(self)
+        self.asset_processor = AssetProcessor(self)
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._http = BackgroundServer(self._wsgi, f"fake-{name}")
@@ -440,6 +445,10 @@ class FakePlatform:
             return self.registration.handle(kind, request)
         if kind == "deep_linking":
             return self.deep_linking.handle(request)
+        if kind in ("asset", "report"):
+            return self.asset_processor.handle(kind, request, args)
+        if kind == "file":
+            return self.asset_processor.serve_file(args["asset_id"])
         if kind == "return":
             return Response("Back in the course.", content_type="text/plain")
         with self._lock:

@@ -10,7 +10,9 @@ SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.re
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 SCOPE_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 AGS_SCOPES = [SCOPE_LINEITEM, SCOPE_LINEITEM_READONLY, SCOPE_RESULT_READONLY, SCOPE_SCORE]
-KNOWN_SCOPES = frozenset([*AGS_SCOPES, SCOPE_NRPS])
+SCOPE_ASSET_READONLY = "https://purl.imsglobal.org/spec/lti/scope/asset.readonly"
+SCOPE_REPORT = "https://purl.imsglobal.org/spec/lti/scope/report"
+KNOWN_SCOPES = frozenset([*AGS_SCOPES, SCOPE_NRPS, SCOPE_ASSET_READONLY, SCOPE_REPORT])
 
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
