@@ -27,6 +27,10 @@ from tests.test_core_loop import GOOD_REPLY
 
 @pytest.fixture
 def processor(app, platform) -> Activity:
+    return attach_processor()
+
+
+def attach_processor() -> Activity:
     """An activity attached to the LMS assignment ``assignment-1`` (as the attach flow makes)."""
     registered = db.session.query(Platform).one()
     activity = Activity(

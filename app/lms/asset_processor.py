@@ -23,6 +23,7 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.catalogue import N_
 from app.errors import FileTooLarge, UploadError
 from app.evaluation import lifecycle
 from app.extensions import db
@@ -41,6 +42,15 @@ log = logging.getLogger(__name__)
 
 #: Times a notice may crash its job before it is failed rather than tried again.
 MAX_ATTEMPTS = 5
+# Why a submission made in the LMS could not be graded: for the teacher (their page, and the
+# LMS's report); the asset's name and the details are filled in.
+NOT_DOWNLOADED = N_("%(name)s could not be downloaded from the LMS: %(details)s")
+CHANGED = N_(
+    "%(name)s arrived different from what the LMS announced (its size or checksum differs), "
+    "so it was not graded."
+)
+TOO_LARGE = N_("%(name)s is larger than this activity accepts.")
+UNSUPPORTED = N_("%(name)s cannot be graded: %(details)s")
 #: The name of the text several assets (or a text entry) are graded as.
 COMBINED_NAME = "submission.md"
 
@@ -272,14 +282,12 @@ def _fetch(
             if _is_html(asset):
                 text = assets.html_text(Path(item.incoming.path).read_bytes())
             else:
-                text = extract(item.incoming.path, _kind(activity, item)).text
+                text = _text(activity, item)
             title = clean_text(str(asset.get("title") or "")).strip() or _name(asset)
             parts.append(f"## {title}\n\n{text.strip()}\n")
         combined = IncomingFile(incoming_dir(data_dir), limit * max(1, len(listed)))
         combined.write("\n".join(parts).encode())
         return COMBINED_NAME, combined, Kind.MARKDOWN
-    except ExtractionError as exc:
-        raise AssetProblem(assets.UNSUPPORTED_ASSET_TYPE, str(exc)) from exc
     finally:
         for item in downloaded:
             item.incoming.close()
@@ -290,21 +298,22 @@ def _download(
 ) -> Downloaded:
     size = asset.get("size")
     if isinstance(size, int) and size > limit:
-        raise AssetProblem(assets.ASSET_TOO_LARGE, f"{_name(asset)}: {size} bytes")
+        raise AssetProblem(assets.ASSET_TOO_LARGE, TOO_LARGE % {"name": _name(asset)})
     try:
         data = service.download(str(asset["url"]))
     except assets.AssetError as exc:
-        raise AssetProblem(exc.code, f"{_name(asset)}: {exc}") from exc
+        message = TOO_LARGE if isinstance(exc, assets.AssetTooLarge) else NOT_DOWNLOADED
+        raise AssetProblem(exc.code, message % {"name": _name(asset), "details": exc}) from exc
     if isinstance(size, int) and size != len(data):
-        raise AssetProblem(assets.DOWNLOAD_FAILED, f"{_name(asset)}: {len(data)} bytes, not {size}")
+        raise AssetProblem(assets.DOWNLOAD_FAILED, CHANGED % {"name": _name(asset)})
     if not assets.matches(data, asset.get("sha256_checksum")):
-        raise AssetProblem(assets.DOWNLOAD_FAILED, f"{_name(asset)}: checksum differs")
+        raise AssetProblem(assets.DOWNLOAD_FAILED, CHANGED % {"name": _name(asset)})
     incoming = IncomingFile(incoming_dir(data_dir), limit)
     try:
         incoming.write(data)
         incoming.flush()
     except FileTooLarge as exc:
-        raise AssetProblem(assets.ASSET_TOO_LARGE, f"{_name(asset)}: too large") from exc
+        raise AssetProblem(assets.ASSET_TOO_LARGE, TOO_LARGE % {"name": _name(asset)}) from exc
     return Downloaded(_name(asset), incoming)
 
 
@@ -312,7 +321,18 @@ def _kind(activity: Activity, item: Downloaded) -> Kind:
     try:
         return submissions.checked_kind(activity, item.filename, item.incoming)
     except UploadError as exc:
-        raise AssetProblem(assets.UNSUPPORTED_ASSET_TYPE, f"{item.filename}: {exc}") from exc
+        details = {"name": item.filename, "details": exc}
+        raise AssetProblem(assets.UNSUPPORTED_ASSET_TYPE, UNSUPPORTED % details) from exc
+
+
+def _text(activity: Activity, item: Downloaded) -> str:
+    """One of several files' text, to be graded with the others'."""
+    kind = _kind(activity, item)
+    try:
+        return extract(item.incoming.path, kind).text
+    except ExtractionError as exc:
+        details = {"name": item.filename, "details": exc.user_message}
+        raise AssetProblem(assets.UNSUPPORTED_ASSET_TYPE, UNSUPPORTED % details) from exc
 
 
 def _is_html(asset: dict[str, Any]) -> bool:
