@@ -23,6 +23,7 @@ from tests.conftest import announce_then_grade, run_jobs
 from tests.documents import ESSAY
 from tests.fakes.platform.asset_processor import FileStore
 from tests.test_core_loop import GOOD_REPLY
+from tests.test_review import teacher
 
 
 @pytest.fixture
@@ -440,3 +441,26 @@ def test_a_link_activity_is_not_a_processor(platform, handler, processor, llm):
     db.session.expire_all()
     assert db.session.query(Submission).count() == 0
     assert json.dumps(db.session.query(LtiNotice).one().claims) == "{}"
+
+
+def test_the_teacher_sees_the_reports_and_sends_a_refused_one_again(
+    browser, platform, handler, llm, live_tool
+):
+    llm.set_default(GOOD_REPLY)
+    page = teacher(browser, platform, live_tool, lineitem=False, lineitems=False)
+    activity = db.session.query(Activity).one()  # the launched activity, attached instead
+    activity.placement, activity.lms_activity_id = ASSET_PROCESSOR, "assignment-1"
+    db.session.commit()
+    asset = essay(platform)
+    platform.fail_next("report", 400, times=2, body={"errors": [{"message": "refused"}]})
+    notify(platform, handler, activity, [asset])
+    announce_then_grade()
+    assert platform.asset_processor.reports == []
+    submission = db.session.query(Submission).one()
+    detail = browser.get(f"{page}submissions/{submission.id}")
+    assert "Reports in the LMS" in detail.text and "refused" in detail.text
+    failed = db.session.query(AssetReport).order_by(AssetReport.id.desc()).first()
+    assert failed.status == PushStatus.FAILED and f"reports/{failed.id}/resend" in detail.text
+    assert browser.post(f"{page}reports/{failed.id}/resend").status_code == 303
+    run_jobs()
+    assert progress(platform, asset) == ["Processed"]
