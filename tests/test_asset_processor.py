@@ -464,3 +464,20 @@ def test_the_teacher_sees_the_reports_and_sends_a_refused_one_again(
     assert browser.post(f"{page}reports/{failed.id}/resend").status_code == 303
     run_jobs()
     assert progress(platform, asset) == ["Processed"]
+
+
+def test_a_failed_grading_is_reported_and_graded_when_the_submission_comes_again(
+    platform, handler, processor, llm
+):
+    llm.fail(400, body="model refused the request")
+    asset = essay(platform)
+    notify(platform, handler, processor, [asset])
+    run_jobs()
+    failed = platform.asset_processor.reports_for(asset["asset_id"])[-1]
+    assert failed["processingProgress"] == "Failed" and failed["errorCode"] == "GRADING_FAILED"
+    llm.set_default(GOOD_REPLY)
+    notify(platform, handler, processor, [asset])  # the teacher's "Resubmit All Files"
+    run_jobs()
+    assert progress(platform, asset)[-1] == "Processed"
+    db.session.expire_all()
+    assert db.session.query(Submission).one().job.status == JobStatus.COMPLETED

@@ -120,8 +120,8 @@ def _process(notice: LtiNotice) -> None:
         if existing.job.has_result:
             _commit_and_dispatch(asset_reports.reports_for(existing))
         return
-    user = _user(notice, body)
     listed = _assets(body)
+    user = _user(notice, body)
     if existing is None:
         existing = _new_submission(activity, user, submission_id, body, listed)
     _grade(existing, listed)
@@ -245,6 +245,8 @@ def _grade(submission: Submission, listed: list[dict[str, Any]]) -> None:
         job.finished_at = datetime.now(UTC)
         _commit_and_dispatch(asset_reports.reports_for(submission))
         return
+    if job.storage_path:  # a grading that failed: its file makes way for the new download
+        (Path(data_dir) / job.storage_path).unlink(missing_ok=True)
     try:
         path = submissions.keep(
             activity, submission.user, submission.attempt, filename, incoming, data_dir
