@@ -481,3 +481,20 @@ def test_a_failed_grading_is_reported_and_graded_when_the_submission_comes_again
     assert progress(platform, asset)[-1] == "Processed"
     db.session.expire_all()
     assert db.session.query(Submission).one().job.status == JobStatus.COMPLETED
+
+
+def test_a_redirect_on_the_same_host_is_followed(platform, handler, processor, llm):
+    llm.set_default(GOOD_REPLY)
+    asset = essay(platform, redirect=True)
+    notify(platform, handler, processor, [asset])
+    run_jobs()
+    assert progress(platform, asset)[-1] == "Processed"
+    assert any(e["kind"] == "file" for e in platform.request_log)
+
+
+def test_a_notice_signed_with_a_rotated_key_is_accepted(platform, handler, processor):
+    """The key set is the launch's cache: fetched again for an unknown kid."""
+    assert notify(platform, handler, processor, [essay(platform)])[0].status_code == 204
+    platform.rotate_key()
+    assert notify(platform, handler, processor, [essay(platform)])[0].status_code == 204
+    assert db.session.query(LtiNotice).count() == 2
