@@ -28,7 +28,7 @@ from app.extensions import db
 from app.jobs.redis_server import EmbeddedRedis
 from app.lti import passback
 from app.models import GradingJob, JobStatus, PushStatus, ScorePush, Submission
-from app.models.assets import PROCESSED, LtiNotice
+from app.models.assets import PROCESSED, RECEIVED, LtiNotice
 from tests import processes
 from tests.conftest import POSTGRES_URL, announce_then_grade, run_jobs
 from tests.documents import ESSAY
@@ -295,6 +295,23 @@ def test_a_notice_answered_before_redis_restarts_empty_is_graded(stack, platform
     stack.wait_for("the Processed report in the LMS", lambda: processed(platform, asset))
     assert db.session.query(LtiNotice).one().status == PROCESSED
     assert len(llm.requests) == 1
+
+
+def test_a_notice_arriving_while_redis_is_down_is_stored_answered_and_graded(
+    stack, platform, llm, live_tool
+):
+    """Redis is down when the LMS posts a notice: it is verified (the key set fetched
+    without the cache), stored and answered 204; once Redis is back the sweeper queues it."""
+    llm.set_default(GOOD_REPLY)
+    service = platform.asset_processor
+    asset = service.add_asset(ESSAY.encode())
+    claims = service.notice_claims(activity=attach_processor().public_id, assets=[asset])
+    stack.kill_redis()
+    assert service.send(live_tool + "/lti/notices", service.sign(claims)).status_code == 204
+    assert db.session.query(LtiNotice).one().status == RECEIVED
+    stack.redis.start()
+    stack.start_worker()
+    stack.wait_for("the Processed report in the LMS", lambda: processed(platform, asset))
 
 
 def test_a_work_horse_killed_while_downloading_a_notices_asset(stack, platform, llm, live_tool):

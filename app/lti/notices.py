@@ -22,6 +22,7 @@ from typing import Any
 
 import jwt
 from flask import current_app
+from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -207,8 +208,15 @@ def _find(key_set: dict, kid: Any) -> Any:
 
 
 def _consume_nonce(platform: Platform, nonce: str) -> None:
+    """Single use. With Redis away the notice id's uniqueness (a database constraint) still
+    refuses a replayed notice: a notice is not refused for an outage the LMS cannot see."""
     key = NONCE_KEY + hashlib.sha256(f"{platform.id}|{nonce}".encode()).hexdigest()
-    if not redis_connection().set(key, 1, nx=True, ex=24 * 3600):
+    try:
+        fresh = redis_connection().set(key, 1, nx=True, ex=24 * 3600)
+    except RedisError as exc:
+        log.warning("notice nonce not checked, Redis is away: %s", exc)
+        return
+    if not fresh:
         raise Refused("nonce already used", 409)
 
 
