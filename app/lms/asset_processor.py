@@ -256,7 +256,10 @@ def _grade(submission: Submission, listed: list[dict[str, Any]]) -> None:
     job.original_filename, job.kind = filename, kind.value
     job.size_bytes, job.sha256 = incoming.size, incoming.sha256
     job.storage_path = str(path.relative_to(data_dir))
-    lifecycle.restart(job, fresh=False)
+    if not lifecycle.restart(job, fresh=False):  # another run of this submission got there first
+        db.session.rollback()
+        path.unlink(missing_ok=True)
+        return
     db.session.commit()
     queue.dispatch(job)
 
