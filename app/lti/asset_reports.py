@@ -171,10 +171,10 @@ class ReportSender:
         except ServiceError as exc:
             if exc.status == 409:
                 raise delivery.Superseded(str(exc)) from exc
-            retryable = exc.retryable and exc.status not in range(400, 500)
-            raise delivery.DeliveryFailed(
-                str(exc), status=exc.status, retryable=retryable or exc.status in (408, 429)
-            ) from exc
+            # Another 4xx will not change (Canvas's validation): final, with its message.
+            refused = exc.status is not None and 400 <= exc.status < 500
+            retryable = exc.status in (408, 429) or (exc.retryable and not refused)
+            raise delivery.DeliveryFailed(str(exc), status=exc.status, retryable=retryable) from exc
         row.http_status = 201
 
 

@@ -52,13 +52,20 @@ class AssetClient(ServiceClient):
     error = AssetError
 
     def __init__(
-        self, platform: Platform, key: keys.ToolKey, redis: Redis, *, max_bytes: int, **kwargs: Any
+        self,
+        platform: Platform,
+        key: keys.ToolKey,
+        redis: Redis,
+        *,
+        max_bytes: int,
+        timeout: float,
+        private: outbound.PrivateAccess,
     ) -> None:
-        super().__init__(platform, key, redis, **kwargs)
-        limits = outbound.Limits(kwargs.get("timeout", 20.0), max_bytes, kwargs["private"])
+        """Like any service client, but its answers may be as large as the activity's
+        uploads (``max_bytes``), not a page of JSON."""
+        super().__init__(platform, key, redis, timeout=timeout, private=private)
         self._http.close()
-        self._http = outbound.client(limits)
-        self._max_bytes = max_bytes
+        self._http = outbound.client(outbound.Limits(timeout, max_bytes, private))
 
     def download(self, url: str) -> bytes:
         """The asset's bytes, following redirects; raises AssetError."""
