@@ -498,3 +498,11 @@ def test_a_notice_signed_with_a_rotated_key_is_accepted(platform, handler, proce
     platform.rotate_key()
     assert notify(platform, handler, processor, [essay(platform)])[0].status_code == 204
     assert db.session.query(LtiNotice).count() == 2
+
+
+def test_a_notice_into_a_switched_off_organization_is_refused(platform, handler, processor):
+    db.session.query(Platform).one().organization.is_active = False
+    db.session.commit()
+    response, _ = notify(platform, handler, processor, [essay(platform)])
+    assert response.status_code == 401
+    assert db.session.query(LtiNotice).count() == 0

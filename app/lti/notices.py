@@ -3,9 +3,9 @@
 A notice is a JWT the platform signs, like a launch's id_token, and it is checked as
 strictly: RS256 only, the platform's key set (fetched and cached by
 :class:`app.lti.launch.PlatformKeySets`, the launch's own), ``iss`` and ``aud`` naming an
-active platform (``azp`` when ``aud`` names several), an active deployment of it, ``exp``
-and ``iat`` within the configured clock skew, LTI version 1.3.0, a single-use ``nonce`` and
-a notice id the platform never sent before.
+active platform of an organization that is on (``azp`` when ``aud`` names several), an
+active deployment of it, ``exp`` and ``iat`` within the configured clock skew, LTI version
+1.3.0, a single-use ``nonce`` and a notice id the platform never sent before.
 
 Canvas never sends a notice again, so an accepted submission notice is committed before the
 platform is answered, and only then queued: if Redis cannot take it, the sweeper
@@ -172,6 +172,8 @@ def _platform(body: dict[str, Any]) -> Platform:
     )
     if platform is None:
         raise Refused(f"no active platform {issuer!r} with client {audiences!r}")
+    if platform.organization is not None and not platform.organization.is_active:
+        raise Refused(f"the organization of platform {platform.id} is switched off")
     return platform
 
 
