@@ -90,15 +90,18 @@ def _wire_evaluation_core() -> None:
     from app.api.evaluations import ApiSide
     from app.evaluation import owners
     from app.lms.submissions import LmsSide
+    from app.lti.asset_reports import ReportSender
     from app.lti.lineitem_sync import ColumnSender
     from app.lti.passback import ScoreSender
     from app.models import Callback, LineItemUpdate, ScorePush
+    from app.models.assets import AssetReport
 
     owners.register_owner("submission", LmsSide())
     owners.register_owner("evaluation", ApiSide())
     owners.register_sender(ScorePush, ScoreSender(), "EVALUAITOR_PASSBACK_RETRY_INTERVALS")
     owners.register_sender(LineItemUpdate, ColumnSender(), "EVALUAITOR_PASSBACK_RETRY_INTERVALS")
     owners.register_sender(Callback, CallbackSender(), "EVALUAITOR_CALLBACK_RETRY_INTERVALS")
+    owners.register_sender(AssetReport, ReportSender(), "EVALUAITOR_REPORT_RETRY_INTERVALS")
 
 
 def _instance_secret(instance_path: str) -> str:

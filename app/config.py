@@ -119,6 +119,9 @@ _NUMERIC_SETTINGS: dict[str, int | float] = {
     # A grading job may run this long (several model calls with retries) before RQ stops it.
     "EVALUAITOR_GRADING_TIMEOUT": 900,
     "EVALUAITOR_REQUEUE_AFTER": 30,
+    # An LMS's submission notice (LTI Asset Processor): its assets are downloaded in this
+    # many seconds at most, each request with the EVALUAITOR_AGS_TIMEOUT deadline.
+    "EVALUAITOR_NOTICE_TIMEOUT": 600,
     # Seconds `evaluaitor run`, asked to stop (SIGTERM, Ctrl+C), lets the worker finish the job
     # it is running; a job still running then is cut off and handed back to the queue.
     "EVALUAITOR_SHUTDOWN_GRACE": 30.0,
@@ -180,6 +183,8 @@ _FORMER_NAMES = {"EVALUAITOR_ALLOW_PRIVATE_URLS": ("EVALUAITOR_CALLBACK_ALLOW_PR
 _LIST_SETTINGS: dict[str, list[float]] = {
     # Between attempts of a score push or a gradebook column update.
     "EVALUAITOR_PASSBACK_RETRY_INTERVALS": [5, 30, 120, 600, 1800],
+    # Between attempts of an asset report (LTI Asset Processor) to the LMS.
+    "EVALUAITOR_REPORT_RETRY_INTERVALS": [5, 30, 120, 600, 1800],
     # Between attempts of an API callback.
     "EVALUAITOR_CALLBACK_RETRY_INTERVALS": [10, 60, 300, 1800],
     # Before grading again after the grading service failed for a moment (429, 5xx, timeout,

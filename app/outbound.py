@@ -331,10 +331,12 @@ class _BoundedBody(httpx.SyncByteStream):
         self._inner.close()
 
 
+#: The summary of a refusal for size: a caller may tell it apart (an asset too large).
+TOO_LARGE = "the answer is too large"
+
+
 def _too_large(max_bytes: int) -> OutboundError:
-    return OutboundError(
-        f"the answer is larger than {max_bytes} bytes", summary="the answer is too large"
-    )
+    return OutboundError(f"the answer is larger than {max_bytes} bytes", summary=TOO_LARGE)
 
 
 class _GuardedTransport(httpx.HTTPTransport):

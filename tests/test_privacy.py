@@ -52,6 +52,7 @@ from tests.api.conftest import ADMIN_TOKEN, make_tenant, submit
 from tests.conftest import run_jobs
 from tests.documents import ESSAY, pdf_bytes
 from tests.test_admin import TOKEN, csrf_token, sign_in
+from tests.test_asset_processor import attach_processor
 from tests.test_core_loop import open_activity, upload
 
 #: One marker per person; each is in nothing else.
@@ -384,6 +385,35 @@ def test_work_in_progress_is_not_erased(app, school, platform, live_tool):
     run_jobs()
     privacy.erase_scope(scope, actor="test")
     nowhere(app, CAL)
+
+
+def test_a_submission_made_in_the_lms_goes_with_its_student(app, school, platform, live_tool):
+    """LTI Asset Processor: the notice (its claims name the student until processed), the
+    assets' titles and file names, and the reports (the feedback as their comment)."""
+    service = platform.asset_processor
+    asset = service.add_asset(
+        marked_essay(ANN), title=f"Title{ANN}word", filename=f"File{ANN}word.txt"
+    )
+    claims = service.notice_claims(
+        activity=attach_processor().public_id, assets=[asset], user=school.ann
+    )
+    assert service.send(live_tool + "/lti/notices", service.sign(claims)).status_code == 204
+    scope = privacy.Scope("student", school.ann, school.platform_id)
+    with pytest.raises(privacy.InProgress):  # the notice is not processed yet
+        privacy.erase_scope(scope, actor="test")
+    exported, _files = read_zip(privacy.export_scope(scope, actor="test"))
+    assert ANN in json.dumps(exported["tables"]["lti_notice"]).lower()
+    run_jobs()
+    assert service.reports_for(asset["asset_id"])[-1]["processingProgress"] == "Processed"
+    found = everywhere(app, ANN)["database"]
+    assert {"lti_asset.title", "lti_asset.filename", "asset_report.body"} <= found
+    assert "lti_notice.claims" not in found  # emptied once processed
+    exported, _files = read_zip(privacy.export_scope(scope, actor="test"))
+    assert {"lti_asset", "asset_report"} <= set(exported["tables"])
+    erased = privacy.erase_scope(scope, actor="test")
+    nowhere(app, ANN)
+    assert erased.counts["lms_assets"] == 1
+    assert everywhere(app, BEN)["database"]
 
 
 def read_zip(archive: bytes) -> tuple[dict, dict[str, bytes]]:

@@ -28,9 +28,11 @@ from app.extensions import db
 from app.jobs.redis_server import EmbeddedRedis
 from app.lti import passback
 from app.models import GradingJob, JobStatus, PushStatus, ScorePush, Submission
+from app.models.assets import PROCESSED, RECEIVED, LtiNotice
 from tests import processes
 from tests.conftest import POSTGRES_URL, announce_then_grade, run_jobs
 from tests.documents import ESSAY
+from tests.test_asset_processor import attach_processor
 from tests.test_core_loop import GOOD_REPLY, open_activity, status, upload
 from tests.test_review import act, essay, teacher
 
@@ -51,6 +53,7 @@ PASSED_ON = (
     "EVALUAITOR_ALLOW_PRIVATE_URLS",
     "EVALUAITOR_QUEUE_PREFIX",
     "EVALUAITOR_PASSBACK_RETRY_INTERVALS",
+    "EVALUAITOR_REPORT_RETRY_INTERVALS",
     "EVALUAITOR_LLM_RETRY_SCHEDULE",
     "EVALUAITOR_SWEEP_EVERY",
     "EVALUAITOR_REQUEUE_AFTER",
@@ -124,6 +127,7 @@ def stack(app, tmp_path) -> Iterator[Stack]:
             "EVALUAITOR_SWEEP_EVERY": 0.5,
             "EVALUAITOR_REQUEUE_AFTER": 2,
             "EVALUAITOR_PASSBACK_RETRY_INTERVALS": [1, 1, 2, 2, 4, 4, 8],
+            "EVALUAITOR_REPORT_RETRY_INTERVALS": [1, 1, 2, 2, 4, 4, 8],
             "EVALUAITOR_LLM_RETRY_SCHEDULE": [1, 1, 1, 1],
         }
         found = Stack(app, server, tmp_path)
@@ -271,6 +275,66 @@ def test_a_work_horse_killed_mid_job_is_graded_by_the_next_one(
     graded = [s for s in platform.scores if s["gradingProgress"] == "FullyGraded"]
     assert len(graded) == 1 and graded[0]["scoreGiven"] == 8
     assert worker.poll() is None  # the worker itself lives on
+
+
+def processed(platform, asset) -> bool:
+    reports = platform.asset_processor.reports_for(asset["asset_id"])
+    return bool(reports) and reports[-1]["processingProgress"] == "Processed"
+
+
+def test_a_notice_answered_before_redis_restarts_empty_is_graded(stack, platform, llm, live_tool):
+    """The LMS was answered 204 and never sends the notice again; Redis then loses the
+    queued work. The notice is in the database: the worker's sweeper queues it."""
+    llm.set_default(GOOD_REPLY)
+    service = platform.asset_processor
+    asset = service.add_asset(ESSAY.encode())
+    claims = service.notice_claims(activity=attach_processor().public_id, assets=[asset])
+    assert service.send(live_tool + "/lti/notices", service.sign(claims)).status_code == 204
+    stack.restart_redis_empty()
+    stack.start_worker()
+    stack.wait_for("the Processed report in the LMS", lambda: processed(platform, asset))
+    assert db.session.query(LtiNotice).one().status == PROCESSED
+    assert len(llm.requests) == 1
+
+
+def test_a_notice_arriving_while_redis_is_down_is_stored_answered_and_graded(
+    stack, platform, llm, live_tool
+):
+    """Redis is down when the LMS posts a notice: it is verified (the key set fetched
+    without the cache), stored and answered 204; once Redis is back the sweeper queues it."""
+    llm.set_default(GOOD_REPLY)
+    service = platform.asset_processor
+    asset = service.add_asset(ESSAY.encode())
+    claims = service.notice_claims(activity=attach_processor().public_id, assets=[asset])
+    stack.kill_redis()
+    assert service.send(live_tool + "/lti/notices", service.sign(claims)).status_code == 204
+    assert db.session.query(LtiNotice).one().status == RECEIVED
+    stack.redis.start()
+    stack.start_worker()
+    stack.wait_for("the Processed report in the LMS", lambda: processed(platform, asset))
+
+
+def test_a_work_horse_killed_while_downloading_a_notices_asset(stack, platform, llm, live_tool):
+    """The process handling a notice dies while the asset downloads: the notice is still
+    ``received``, so the sweeper queues it again and the submission is graded once."""
+    llm.set_default(GOOD_REPLY)
+    platform.slow_down("asset", 30)
+    service = platform.asset_processor
+    asset = service.add_asset(ESSAY.encode())
+    claims = service.notice_claims(activity=attach_processor().public_id, assets=[asset])
+    worker = stack.start_worker()
+    assert service.send(live_tool + "/lti/notices", service.sign(claims)).status_code == 204
+    stack.wait_for(
+        "the asset requested",
+        lambda: any(e["kind"] == "asset" for e in platform.request_log),
+    )
+    platform.slow_down("asset", 0)
+    for horse in children(worker.pid):
+        os.kill(horse, signal.SIGKILL)
+    stack.wait_for("the Processed report in the LMS", lambda: processed(platform, asset))
+    assert db.session.query(Submission).one().job.status == JobStatus.COMPLETED
+    assert len(llm.requests) == 1
+    assert db.session.query(LtiNotice).one().attempts == 2
 
 
 def test_a_long_job_of_a_live_worker_is_left_alone(app, stack, browser, platform, llm, live_tool):

@@ -47,6 +47,11 @@ class DeliveryFailed(Exception):
         self.retryable = retryable
 
 
+class Superseded(Exception):
+    """The receiver already holds a newer message for this target (an LMS's 409 for a report
+    older than the one it has): nothing to retry, and nothing failed."""
+
+
 def attempt(kind: str, row_id: int, token: str | None) -> None:
     """One attempt at delivery ``row_id`` of ``kind``, as RQ job ``token`` (None outside RQ).
 
@@ -79,6 +84,11 @@ def attempt(kind: str, row_id: int, token: str | None) -> None:
         except OperationalError:
             db.session.rollback()
             raise  # the database is away: nothing can be recorded; the sweeper sends it again
+        except Superseded as exc:
+            log.info("%s superseded at the receiver: %s", queue.label(row), exc)
+            db.session.rollback()
+            _record(row, claimed, status=PushStatus.SUPERSEDED, last_error=str(exc))
+            _count(kind, "superseded")
         except DeliveryFailed as exc:
             log.warning("%s attempt %s failed: %s", queue.label(row), row.attempts, exc)
             final = _record_failure(row, claimed, str(exc), exc.status, exc.retryable)

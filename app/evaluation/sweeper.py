@@ -12,7 +12,9 @@ that RQ will not run:
 - a grading job being graded whose worker stopped or died (SIGTERM, OOM killer, a machine
   lost): handed back to the queue; after :data:`MAX_HANDBACKS` it is failed instead, since
   it is probably what kills its workers;
-- a pending delivery that is due (its first attempt, or a retry) that RQ does not hold.
+- a pending delivery that is due (its first attempt, or a retry) that RQ does not hold;
+- an LMS's notice stored and answered but not yet processed (``received``) that RQ does
+  not hold: the LMS never sends it again (app.lti.notices).
 
 It also applies the retention windows (:func:`retain`, app.privacy), but at most once per
 ``EVALUAITOR_RETENTION_EVERY`` seconds across all workers, not every round.
@@ -37,6 +39,7 @@ from app.evaluation.owners import delivery_models
 from app.extensions import db
 from app.jobs import queue
 from app.models import GradingJob, JobStatus, PushStatus
+from app.models.assets import RECEIVED, LtiNotice
 from app.models.jobs import Delivery
 
 log = logging.getLogger(__name__)
@@ -55,8 +58,10 @@ def sweep(older_than: timedelta) -> int:
     (the caller logs it and tries again next round)."""
     now = datetime.now(UTC)
     cutoff = now - older_than
-    return _grading(now, cutoff) + sum(
-        _deliveries(model, now, cutoff) for model in delivery_models()
+    return (
+        _grading(now, cutoff)
+        + sum(_deliveries(model, now, cutoff) for model in delivery_models())
+        + _notices(cutoff)
     )
 
 
@@ -135,6 +140,30 @@ def _deliveries(model: type[Delivery], now: datetime, cutoff: datetime) -> int:
     taken = [row for row in rows if row.job_id not in held and _take_over(row)]
     metrics.SWEEPER_ACTIONS.labels(f"queued_{model.__tablename__}").inc(len(taken))
     return sum(queue.dispatch(row) for row in taken)
+
+
+def _notices(cutoff: datetime) -> int:
+    rows = db.session.scalars(
+        select(LtiNotice).where(LtiNotice.status == RECEIVED, LtiNotice.updated_at < cutoff)
+    ).all()
+    held = queue.held(queue.notice_job_id(row.id) for row in rows)
+    queued = 0
+    for row in rows:
+        if queue.notice_job_id(row.id) in held:
+            continue
+        # Taken over by moving its clock: another sweeper that read the same row finds it
+        # changed and leaves it.
+        result = db.session.execute(
+            update(LtiNotice)
+            .where(LtiNotice.id == row.id, LtiNotice.updated_at == row.updated_at)
+            .values(updated_at=datetime.now(UTC))
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+        if result.rowcount == 1:
+            metrics.SWEEPER_ACTIONS.labels("queued_lti_notice").inc()
+            queued += queue.dispatch_notice(row.id)
+    return queued
 
 
 def _take_over(row: GradingJob | Delivery) -> bool:

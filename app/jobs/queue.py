@@ -55,6 +55,29 @@ def dispatch(*rows: GradingJob | Delivery) -> bool:
     return True
 
 
+def notice_job_id(notice_id: int) -> str:
+    """A notice's RQ job id: one per notice, so the sweeper can ask RQ whether it holds it."""
+    return f"lti-notice-{notice_id}"
+
+
+def dispatch_notice(notice_id: int) -> bool:
+    """Queue the processing of a stored notice (app.lms.asset_processor); False if Redis
+    could not take it (the sweeper queues it later)."""
+    try:
+        queue(PASSBACK).enqueue(
+            "app.jobs.tasks.process_notice",
+            notice_id,
+            job_id=notice_job_id(notice_id),
+            job_timeout=current_app.config["EVALUAITOR_NOTICE_TIMEOUT"],
+            result_ttl=RESULT_TTL,
+            failure_ttl=FAILURE_TTL,
+        )
+    except RedisError as exc:
+        log.warning("could not enqueue lti_notice %s: %s", notice_id, exc)
+        return False
+    return True
+
+
 def _enqueue(row: GradingJob | Delivery, pipe) -> None:
     if isinstance(row, GradingJob):
         name, task, args = GRADING, "grade", (row.id,)

@@ -57,6 +57,14 @@ def deliver(kind: str, row_id: int) -> None:
         delivery.attempt(kind, row_id, _rq_job_id())
 
 
+def process_notice(notice_id: int) -> None:
+    """An LMS's submission notice becomes a graded submission (app.lms.asset_processor)."""
+    from app.lms import asset_processor  # the LMS side registers with the core, not the reverse
+
+    with _job_context():
+        asset_processor.process(notice_id)
+
+
 def _rq_job_id() -> str | None:
     job = get_current_job()
     return job.id if job else None

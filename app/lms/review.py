@@ -25,7 +25,7 @@ from app.extensions import db
 from app.grading import registry
 from app.jobs import queue
 from app.lms import submissions
-from app.lti import passback
+from app.lti import asset_reports, passback
 from app.models import Activity, AuditEvent, Grade, GradingJob, JobStatus, ScorePush, Submission
 from app.models.submissions import latest_only
 from app.text import clean_name
@@ -110,7 +110,7 @@ def override(
     if also is not None:
         also(grade)
     push = passback.publish_grade(submission) if grade.is_released else None
-    _commit_and_send(push)
+    _commit_and_send(submission, push)
     return grade
 
 
@@ -126,7 +126,7 @@ def release(submission: Submission, actor_id: int) -> bool:
     before = snapshot(grade)
     grade.released_at, grade.released_by_id = datetime.now(UTC), actor_id
     record(submission, actor_id, "release", {"before": before, "after": snapshot(grade)})
-    _commit_and_send(passback.publish_grade(submission))
+    _commit_and_send(submission, passback.publish_grade(submission))
     return True
 
 
@@ -355,10 +355,12 @@ def _criteria(ai: list[dict[str, Any]], typed: dict[int, str]) -> list[dict[str,
     return result if changed else None
 
 
-def _commit_and_send(push: ScorePush | None) -> None:
+def _commit_and_send(submission: Submission, push: ScorePush | None) -> None:
+    """Commit a teacher's change and send what it changes: the gradebook's score, and the
+    LMS's reports of a submission made there (LTI Asset Processor)."""
+    reports = asset_reports.reports_for(submission)
     db.session.commit()
-    if push is not None:
-        queue.dispatch(push)
+    queue.dispatch(*([push] if push else []), *reports)
 
 
 def _default_maximum() -> float:

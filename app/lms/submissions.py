@@ -31,7 +31,7 @@ from app.errors import FileTooLarge, QueueUnavailable, UploadError
 from app.evaluation import lifecycle
 from app.evaluation.owners import Brief
 from app.extensions import db
-from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, check, sniff
+from app.extract import ACCEPTED_EXTENSIONS, ExtractionError, Kind, check, sniff
 from app.grading.base import Assignment
 from app.grading.examples import Candidate
 from app.grading.rubric import parse_rubric
@@ -39,8 +39,9 @@ from app.i18n import localize
 from app.jobs import queue
 from app.lms import calibration
 from app.lms.activities import KIND_LABELS, accepted_kinds, upload_limit_mb
-from app.lti import passback
-from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, ScorePush, Submission
+from app.lti import asset_reports, passback
+from app.models import Activity, Grade, GradingJob, JobStatus, LtiUser, Submission
+from app.models.jobs import Delivery
 from app.text import clean_filename, clean_text
 from app.uploads import IncomingFile, incoming_dir
 
@@ -94,33 +95,9 @@ def _store(
                 activity.max_attempts or 0,
             )
         )
-    try:
-        kind = sniff(filename, incoming.head)
-        accepted = accepted_kinds(activity)
-        if kind not in accepted:
-            names = ", ".join(str(label) for k, label in KIND_LABELS.items() if k in accepted)
-            raise UploadError(_("This activity only accepts: %(kinds)s.", kinds=names))
-        incoming.flush()
-        check(incoming.path, kind)  # a damaged document is refused now, not when graded
-    except ExtractionError as exc:
-        raise UploadError(localize(exc.user_message)) from exc
-
-    attempt = attempts.last + 1
-    folder = tenants.student_folder(activity.platform_id, activity.id, user.id)
-    directory = Path(data_dir) / folder
-    directory.mkdir(parents=True, exist_ok=True)
-    digest = incoming.sha256
-    final_path = directory / f"{attempt}-{digest[:16]}{Path(filename).suffix.lower()}"
-    incoming.keep_as(final_path)
-    submission = Submission(activity=activity, user=user, attempt=attempt, comment=comment)
-    submission.job = GradingJob(
-        status=JobStatus.PENDING,
-        original_filename=filename,
-        kind=kind.value,
-        size_bytes=incoming.size,
-        sha256=digest,
-        storage_path=str(final_path.relative_to(data_dir)),
-        **lifecycle.queued_values(),
+    kind = checked_kind(activity, filename, incoming)
+    submission, final_path = new_attempt(
+        activity, user, filename, incoming, data_dir, kind=kind, comment=comment
     )
     # Reads first, writes last: with SQLite the write lock is then held only for the commit.
     push = passback.announce_submission(submission)
@@ -138,6 +115,69 @@ def _store(
         raise
     queue.dispatch(submission.job, *([push] if push else []))
     return submission
+
+
+def checked_kind(activity: Activity, filename: str, incoming: IncomingFile) -> Kind:
+    """What the file is, if the activity accepts it and it opens; raises UploadError."""
+    try:
+        kind = sniff(filename, incoming.head)
+        accepted = accepted_kinds(activity)
+        if kind not in accepted:
+            names = ", ".join(str(label) for k, label in KIND_LABELS.items() if k in accepted)
+            raise UploadError(_("This activity only accepts: %(kinds)s.", kinds=names))
+        incoming.flush()
+        check(incoming.path, kind)  # a damaged document is refused now, not when graded
+    except ExtractionError as exc:
+        raise UploadError(localize(exc.user_message)) from exc
+    return kind
+
+
+def new_attempt(
+    activity: Activity,
+    user: LtiUser,
+    filename: str,
+    incoming: IncomingFile,
+    data_dir: str,
+    *,
+    kind: Kind,
+    comment: str = "",
+) -> tuple[Submission, Path]:
+    """The student's next attempt with its grading job, its file kept in their folder;
+    uncommitted (the caller commits, or removes the file if that fails)."""
+    attempt = next_attempt(activity.id, user.id)
+    final_path = keep(activity, user, attempt, filename, incoming, data_dir)
+    submission = Submission(activity=activity, user=user, attempt=attempt, comment=comment)
+    submission.job = GradingJob(
+        status=JobStatus.PENDING,
+        original_filename=filename,
+        kind=kind.value,
+        size_bytes=incoming.size,
+        sha256=incoming.sha256,
+        storage_path=str(final_path.relative_to(data_dir)),
+        **lifecycle.queued_values(),
+    )
+    return submission, final_path
+
+
+def next_attempt(activity_id: int, user_id: int) -> int:
+    return _attempts(activity_id, user_id).last + 1
+
+
+def keep(
+    activity: Activity,
+    user: LtiUser,
+    attempt: int,
+    filename: str,
+    incoming: IncomingFile,
+    data_dir: str,
+) -> Path:
+    """Give the file its name in the student's folder (app.tenants)."""
+    folder = tenants.student_folder(activity.platform_id, activity.id, user.id)
+    directory = Path(data_dir) / folder
+    directory.mkdir(parents=True, exist_ok=True)
+    final_path = directory / f"{attempt}-{incoming.sha256[:16]}{Path(filename).suffix.lower()}"
+    incoming.keep_as(final_path)
+    return final_path
 
 
 def attempts_left(activity: Activity, user_id: int) -> int | None:
@@ -236,12 +276,13 @@ class LmsSide:
     def examples(self, job: GradingJob, text: str) -> tuple[Candidate, ...]:
         return calibration.for_grading(job.submission, text)
 
-    def settle(self, job: GradingJob) -> list[ScorePush]:
+    def settle(self, job: GradingJob) -> list[Delivery]:
         """A new result replaces the previous one entirely, a teacher's override and release
-        included (a regrade's audit event keeps what was there before)."""
-        if not job.has_result:
-            return []
+        included (a regrade's audit event keeps what was there before). A submission made in
+        the LMS (LTI Asset Processor) gets its reports, a failed one too."""
         submission = job.submission
+        if not job.has_result:
+            return asset_reports.reports_for(submission)
         if submission.grade is None:
             submission.grade = Grade()
         grade = submission.grade
@@ -251,7 +292,7 @@ class LmsSide:
         released = graded and not is_held(submission.activity, job)
         grade.released_at = job.finished_at if released else None
         push = passback.publish_grade(submission)
-        return [push] if push else []
+        return [*([push] if push else []), *asset_reports.reports_for(submission)]
 
 
 def is_held(activity: Activity, job: GradingJob) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 _LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 MESSAGE_TYPE = _LTI + "message_type"
 DEPLOYMENT_ID = _LTI + "deployment_id"
+VERSION = _LTI + "version"
 RESOURCE_LINK = _LTI + "resource_link"
 CONTEXT = _LTI + "context"
 ROLES = _LTI + "roles"

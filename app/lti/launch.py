@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ from pylti1p3.message_validators.privacy_launch import PrivacyLaunchValidator
 from pylti1p3.message_validators.resource_message import ResourceMessageValidator
 from pylti1p3.message_validators.submission_review import SubmissionReviewLaunchValidator
 from redis import Redis
+from redis.exceptions import RedisError
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import joinedload
 
@@ -148,20 +150,31 @@ class PlatformKeySets:
         self._limits = limits
 
     def get(self, url: str) -> dict:
-        """The cached key set, or a fresh one unless a fetch failed moments ago."""
-        cached = self._redis.get(self._key("jwks", url))
+        """The cached key set, or a fresh one unless a fetch failed moments ago. With Redis
+        away the cache is skipped: a notice (app.lti.notices) must still be verified and
+        stored, since the LMS never sends it again."""
+        try:
+            cached = self._redis.get(self._key("jwks", url))
+            failed = not cached and self._redis.exists(self._key("jwks-failed", url))
+        except RedisError:
+            cached, failed = None, False
         if cached:
             return json.loads(cached)
-        if self._redis.exists(self._key("jwks-failed", url)):
+        if failed:
             raise LaunchError(detail=f"key set {url!r} failed recently; not fetched again yet")
         return self._fetch(url)
 
     def refresh(self, url: str) -> dict | None:
         """A fresh key set (the platform may have rotated its keys), or None when one was
-        fetched for an unknown kid less than KEY_REFRESH_SECONDS ago."""
-        if not self._redis.set(self._key("jwks-refresh", url), 1, nx=True, ex=KEY_REFRESH_SECONDS):
+        fetched for an unknown kid less than KEY_REFRESH_SECONDS ago (or Redis, which
+        keeps that count, is away)."""
+        try:
+            allowed = self._redis.set(
+                self._key("jwks-refresh", url), 1, nx=True, ex=KEY_REFRESH_SECONDS
+            )
+        except RedisError:
             return None
-        return self._fetch(url)
+        return self._fetch(url) if allowed else None
 
     def _fetch(self, url: str) -> dict:
         try:
@@ -172,9 +185,13 @@ class PlatformKeySets:
                     f"GET {url!r}: not a key set", summary="the answer is not a key set"
                 )
         except outbound.OutboundError as exc:
-            self._redis.set(self._key("jwks-failed", url), 1, ex=KEY_REFRESH_SECONDS)
+            with suppress(RedisError):
+                self._redis.set(self._key("jwks-failed", url), 1, ex=KEY_REFRESH_SECONDS)
             raise LaunchError(detail=f"platform key set: {exc}") from exc
-        self._redis.set(self._key("jwks", url), json.dumps(key_set), ex=PUBLIC_KEY_CACHE_SECONDS)
+        with suppress(RedisError):
+            self._redis.set(
+                self._key("jwks", url), json.dumps(key_set), ex=PUBLIC_KEY_CACHE_SECONDS
+            )
         return key_set
 
     @staticmethod

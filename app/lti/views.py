@@ -26,6 +26,7 @@ from app.lti import (
     claims,
     deep_linking,
     keys,
+    notices,
     platform_storage,
     processor_launches,
     registration,
@@ -117,11 +118,21 @@ def _processor_launch(
     return redirect(url_for("web.activity", token=token), code=303)
 
 
-@bp.post("/notices")
-def notices():
-    """PLACEHOLDER, to be dropped when merged with the notice handler (helper "notices"): only
-    so that ``url_for("lti.notices")`` builds on this branch."""
-    return "", 501
+@bp.post("/notices", endpoint="notices")
+def notices_handler():
+    """The Platform Notification Service's notice handler (app.lti.notices): answered as
+    soon as each notice is verified and stored; the work is queued."""
+    if (request.content_length or 0) > notices.MAX_BODY_BYTES:
+        return jsonify(error="body too large"), 413
+    raw = request.stream.read(notices.MAX_BODY_BYTES + 1)
+    if len(raw) > notices.MAX_BODY_BYTES:
+        return jsonify(error="body too large"), 413
+    try:
+        tokens = notices.read_body(raw)
+    except notices.Refused as exc:
+        return jsonify(error=str(exc)), exc.status
+    status, body = notices.answer(tokens)
+    return ("", status) if body is None else (jsonify(body), status)
 
 
 @bp.post("/resume")

@@ -11,6 +11,11 @@ Where personal data lives (the map every function here follows):
 ``grade``                   the teacher's override (score, feedback, criteria)
 ``appeal``                  the student's reason, the teacher's answer
 ``score_push``              the score sent to the LMS for the student
+``lti_notice``              an LMS's notice of a submission made there (LTI Asset
+                            Processor): its claims name the student (``for_user``) until
+                            it is processed, then they are emptied
+``lti_asset``/``asset_report`` a submission made in the LMS: its assets' titles and file
+                            names, and the reports sent back (feedback as ``comment``)
 ``audit_event``             the teacher's actions on a submission, with before/after values
 ``model_usage``             spend per run: no text, but tied to the job and the activity
 ``evaluation``/``callback`` an API client's file, instructions, reference, metadata
@@ -85,6 +90,7 @@ from app.models import (
     ScorePush,
     Submission,
 )
+from app.models.assets import RECEIVED, AssetReport, LtiAsset, LtiNotice
 from app.models.jobs import OPEN
 
 log = logging.getLogger(__name__)
@@ -161,6 +167,8 @@ class Selection:
     #: Launch and login records in Redis to drop: ``(issuer, client id, claim, value)``,
     #: claim ``""`` for a whole platform, else ``sub``, ``context`` or ``link``.
     launches: set[tuple[str, str, str, str]] = field(default_factory=set)
+    #: LMS notices whose claims (kept until processed) name a selected student or activity.
+    notice_ids: set[int] = field(default_factory=set)
 
     @property
     def empty(self) -> bool:
@@ -193,6 +201,7 @@ def select_scope(scope: Scope) -> Selection:
         activities = _ids(select(Submission.activity_id).where(Submission.user_id == user.id))
         found.folders |= {tenants.student_folder(user.platform_id, a, user.id) for a in activities}
         found.launches.add((*_platform(user.platform_id), "sub", user.sub))
+        found.notice_ids |= _notices(user.platform_id, sub=user.sub)
         return found
     if scope.kind == "course":
         course = db.session.scalar(
@@ -235,6 +244,12 @@ def _add_activities(found: Selection, activity_ids: set[int]) -> None:
     """Activities erased whole: their submissions, their folders, and the students who had
     nothing else (their name would otherwise stay with no work left)."""
     found.activity_ids |= activity_ids
+    public_ids = set(
+        db.session.scalars(select(Activity.public_id).where(Activity.id.in_(activity_ids)))
+    )
+    platforms = _ids(select(Activity.platform_id).where(Activity.id.in_(activity_ids)))
+    for platform_id in platforms:
+        found.notice_ids |= _notices(platform_id, activities=public_ids)
     rows = db.session.execute(
         select(Submission.id, Submission.user_id).where(Submission.activity_id.in_(activity_ids))
     ).all()
@@ -263,6 +278,23 @@ def _platform(platform_id: int) -> tuple[str, str]:
     """The issuer and client id a platform's launches carry."""
     platform = db.session.get(Platform, platform_id)
     return platform.issuer, platform.client_id
+
+
+def _notices(platform_id: int, *, sub: str = "", activities: set[str] | None = None) -> set[int]:
+    """Notices of the platform whose claims name the student ``sub`` or one of the
+    ``activities`` (by public id). Only notices not yet processed keep claims: few rows."""
+    found = set()
+    rows = db.session.execute(
+        select(LtiNotice.id, LtiNotice.claims).where(LtiNotice.platform_id == platform_id)
+    )
+    for notice_id, body in rows:
+        if not body:
+            continue
+        user = (body.get(_LTI + "for_user") or {}).get("user_id")
+        activity = (body.get(_LTI + "custom") or {}).get("activity")
+        if (sub and user == sub) or (activities and activity in activities):
+            found.add(notice_id)
+    return found
 
 
 def _ids(query) -> set[int]:
@@ -333,7 +365,17 @@ def _in_progress(found: Selection) -> int:
             Callback.evaluation_id.in_(found.evaluation_ids),
         )
     )
-    return jobs + pushes + callbacks
+    reports = db.session.scalar(
+        select(func.count())
+        .select_from(AssetReport)
+        .join(LtiAsset, LtiAsset.id == AssetReport.asset_id)
+        .where(
+            AssetReport.status == PushStatus.PENDING,
+            LtiAsset.submission_id.in_(found.submission_ids),
+        )
+    )
+    notices = _count(LtiNotice, LtiNotice.id.in_(found.notice_ids) & (LtiNotice.status == RECEIVED))
+    return jobs + pushes + callbacks + reports + notices
 
 
 def _jobs_of(found: Selection):
@@ -357,6 +399,8 @@ def _delete_rows(found: Selection) -> tuple[dict[str, int], list[str]]:
         "appeals": _count(Appeal, Appeal.submission_id.in_(subs)),
         "score_pushes": _count(ScorePush, ScorePush.submission_id.in_(subs)),
         "callbacks": _count(Callback, Callback.evaluation_id.in_(evals)),
+        "lms_assets": _count(LtiAsset, LtiAsset.submission_id.in_(subs)),
+        "lms_notices": len(found.notice_ids),
         "students": len(found.user_ids),
         "activities": len(found.activity_ids),
         "courses": len(found.course_ids),
@@ -390,6 +434,7 @@ def _delete_rows(found: Selection) -> tuple[dict[str, int], list[str]]:
     )
     for statement in (
         delete(Submission).where(Submission.id.in_(subs)),
+        delete(LtiNotice).where(LtiNotice.id.in_(found.notice_ids)),
         delete(Evaluation).where(Evaluation.id.in_(evals)),
         delete(LineItemUpdate).where(LineItemUpdate.activity_id.in_(found.activity_ids)),
         delete(AuditEvent).where(AuditEvent.activity_id.in_(found.activity_ids)),
@@ -645,6 +690,11 @@ def _rows_of(found: Selection, *, one_student: bool) -> dict[str, list[dict[str,
         "appeal": select(Appeal).where(Appeal.submission_id.in_(subs)),
         "score_push": select(ScorePush).where(ScorePush.submission_id.in_(subs)),
         "callback": select(Callback).where(Callback.evaluation_id.in_(evals)),
+        "lti_notice": select(LtiNotice).where(LtiNotice.id.in_(found.notice_ids)),
+        "lti_asset": select(LtiAsset).where(LtiAsset.submission_id.in_(subs)),
+        "asset_report": select(AssetReport)
+        .join(LtiAsset, LtiAsset.id == AssetReport.asset_id)
+        .where(LtiAsset.submission_id.in_(subs)),
         "lineitem_update": select(LineItemUpdate).where(
             LineItemUpdate.activity_id.in_(found.activity_ids)
         ),
@@ -793,6 +843,14 @@ def _drop_busy(work: Selection) -> None:
     work.evaluation_ids -= _ids(
         select(Callback.evaluation_id).where(
             Callback.status == PushStatus.PENDING, Callback.evaluation_id.in_(work.evaluation_ids)
+        )
+    )
+    work.submission_ids -= _ids(
+        select(LtiAsset.submission_id)
+        .join(AssetReport, AssetReport.asset_id == LtiAsset.id)
+        .where(
+            AssetReport.status == PushStatus.PENDING,
+            LtiAsset.submission_id.in_(work.submission_ids),
         )
     )
 

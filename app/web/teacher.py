@@ -18,12 +18,14 @@ from sqlalchemy import select
 
 from app import spend
 from app.errors import EvaluaitorError, Forbidden, NotFound
+from app.evaluation import delivery
 from app.extensions import db
 from app.grading import registry
 from app.lms import activities, appeals, calibration, gradebook, review
-from app.lti import nrps, passback
+from app.lti import asset_reports, nrps, passback
 from app.lti.session import LaunchSession
 from app.models import Activity, JobStatus, ScorePush, Submission
+from app.models.assets import AssetReport
 from app.text import clean_name
 from app.web.blueprint import activity_submission, bp, safe_return_url, staff_session
 
@@ -247,6 +249,22 @@ def retry_push(token: str, push_id: int):
     return redirect(url_for("web.activity", token=token), code=303)
 
 
+@bp.post("/reports/<int:report_id>/resend")
+def resend_report(token: str, report_id: int):
+    """Send an asset report (LTI Asset Processor) to the LMS again."""
+    session = staff_session(token)
+    report = db.session.get(AssetReport, report_id)
+    if report is None or report.asset.submission.activity_id != session.activity_id:
+        raise NotFound()
+    if not report.resendable:
+        raise Forbidden(_l("Only failed or retrying reports can be sent again."))
+    delivery.resend(report)
+    submission_id = report.asset.submission_id
+    return redirect(
+        url_for("web.submission_detail", token=token, submission_id=submission_id), code=303
+    )
+
+
 @bp.get("/stats")
 def stats(token: str):
     session = staff_session(token)
@@ -296,6 +314,7 @@ def _detail(
         grade=submission.grade,
         is_latest=submission.attempt == review.latest_attempt(submission),
         pushes=pushes,
+        reports=asset_reports.latest(submission),
         events=review.history(submission),
         examples_used=calibration.used_for(submission),
         spent=spend.of_job(submission.job.id),

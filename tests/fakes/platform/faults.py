@@ -12,8 +12,20 @@ from typing import Any
 from werkzeug.wrappers import Response
 
 FAULT_KINDS = frozenset(
-    {"token", "scores", "lineitems", "lineitem", "results", "memberships", "auth", "jwks"}
-) | {"notice_handlers"}  # the Platform Notification Service (notice_service.py)
+    {
+        "token",
+        "scores",
+        "lineitems",
+        "lineitem",
+        "results",
+        "memberships",
+        "auth",
+        "jwks",
+        "asset",
+        "report",
+        "notice_handlers",  # the Platform Notification Service (notice_service.py)
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from werkzeug.wrappers import Request, Response
 from tests.fakes.http import BackgroundServer
 
 from . import registration
+from .asset_processor import ASSETS_PATH, REPORTS_PATH, AssetProcessor
 from .deep_linking import RETURN_PATH as DEEP_LINKING_RETURN
 from .deep_linking import DeepLinking
 from .faults import Fault, Faults, fault_response
@@ -44,6 +45,9 @@ _ROUTES = Map(
         Rule("/mod/lti/return.php", endpoint="return"),
         Rule(DEEP_LINKING_RETURN, endpoint="deep_linking"),
         Rule(registration.CONFIGURATION_PATH, endpoint="openid_configuration"),
+        Rule(f"{ASSETS_PATH}/<asset_id>", endpoint="asset"),
+        Rule(REPORTS_PATH, endpoint="report", methods=["POST"]),
+        Rule("/files/<asset_id>/download", endpoint="file"),
         Rule(registration.REGISTRATION_PATH, endpoint="registration"),
         Rule(f"{PNS_PATH}/<deployment_id>", endpoint="notice_handlers"),
         Rule(f"{_SERVICES}/<course>/lineitems", endpoint="lineitems"),
@@ -93,6 +97,7 @@ class FakePlatform:
         self.deep_linking = DeepLinking(self)
         self.processors = Processors(self)
         self.registration = registration.Registration(self)
+        self.asset_processor = AssetProcessor(self)
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._http = BackgroundServer(self._wsgi, f"fake-{name}")
@@ -446,6 +451,10 @@ class FakePlatform:
         if kind == "notice_handlers":
             with self._lock:
                 return self.processors.handle(request, args["deployment_id"])
+        if kind in ("asset", "report"):
+            return self.asset_processor.handle(kind, request, args)
+        if kind == "file":
+            return self.asset_processor.serve_file(args["asset_id"])
         if kind == "return":
             return Response("Back in the course.", content_type="text/plain")
         with self._lock:
