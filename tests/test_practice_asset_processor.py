@@ -3,8 +3,8 @@ HTTP: the attach request, its PNS endpoint, the signed notices it sends to a han
 test double on 127.0.0.1), its Asset Service and Asset Report Service, and the Canvas rules
 of its pages ("View report", "Resubmit all files", what a student sees).
 
-The tool's side (its notice handler and processor deep linking) is built separately; one
-end-to-end test at the bottom needs both and is marked xfail until they are merged.
+The end-to-end test at the bottom goes through the tool's side too: attach, submit, notice,
+download, grading and the report the student then sees.
 """
 
 from __future__ import annotations
@@ -725,7 +725,6 @@ def test_the_assignment_survives_a_restart(http, app, practice_platform, submitt
 # -- end to end, with the tool's side ------------------------------------------------------
 
 
-@pytest.mark.xfail(reason="needs the tool side of issue 23 (merged by the lead)", strict=False)
 def test_a_native_submission_gets_the_tools_report(app, live_tool, llm, practice_platform):
     """Attach Evaluaitor in the practice, submit as a student, and the report comes back."""
     from tests.test_deep_linking import valid_form
