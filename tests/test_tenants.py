@@ -27,15 +27,19 @@ from app.models import (
     Activity,
     ApiToken,
     Appeal,
+    AssetReport,
     AuditEvent,
     Course,
     Deployment,
     Evaluation,
     Grade,
+    LtiAsset,
+    LtiNotice,
     LtiUser,
     ModelUsage,
     Organization,
     Platform,
+    PushStatus,
     ScorePush,
     Submission,
 )
@@ -78,6 +82,10 @@ ROUTES: dict[str, str] = {
     # The new window of a launch whose cookie the frame could not read: a single-use handoff
     # token, issued for one launch already checked, decides the tenant.
     "lti.resume": LTI_ENTRY,
+    # A notice of the Platform Notification Service: its platform's signed JWT decides the
+    # tenant, and the activity it names must be that platform's and deployment's
+    # (tests/test_asset_processor.py).
+    "lti.notices": LTI_ENTRY,
     "lti.register": REGISTRATION,
     "admin.index": ADMIN,
     "admin.sign_in": ADMIN,
@@ -109,6 +117,7 @@ ROUTES: dict[str, str] = {
     "web.answer_appeal": PAGE_TOKEN,
     "web.retry_grading": PAGE_TOKEN,
     "web.retry_push": PAGE_TOKEN,
+    "web.resend_report": PAGE_TOKEN,
     "setup.setup": PAGE_TOKEN,
     "setup.save_setup": PAGE_TOKEN,
     "setup.settings": PAGE_TOKEN,
@@ -131,7 +140,7 @@ ROUTES: dict[str, str] = {
 }
 
 #: Path parameters that name one tenant's objects; the probes fill them with B's ids.
-OBJECT_PARAMETERS = {"submission_id", "push_id", "appeal_id", "code", "external_id"}
+OBJECT_PARAMETERS = {"submission_id", "push_id", "report_id", "appeal_id", "code", "external_id"}
 #: Page-token routes only a student may use (a teacher's probe is refused by role).
 STUDENT_ACTIONS = {"web.ask_appeal", "web.withdraw_appeal"}
 #: Form fields sent with every probing POST, so validation is not what stops a request.
@@ -186,6 +195,8 @@ class Tenant:
     student_token: str
     submission: Submission
     push: ScorePush
+    #: A report on an asset of the submission, as if it had been handed in in the LMS.
+    report: AssetReport
     appeal: Appeal
     evaluation: Evaluation
     #: Strings only this tenant's data contains.
@@ -195,6 +206,7 @@ class Tenant:
         return {
             "submission_id": self.submission.id,
             "push_id": self.push.id,
+            "report_id": self.report.id,
             "appeal_id": self.appeal.id,
             "code": self.evaluation.code,
             "external_id": self.organization.external_id,
@@ -250,6 +262,14 @@ def _make_tenant(name: str, fake: FakePlatform, live_tool: str, student: str) ->
         reason=f"{name} asks again.",
     )
     db.session.add(appeal)
+    asset = LtiAsset(
+        submission=submission,
+        asset_id=f"{name.lower()}-asset",
+        url=f"{fake.url}/assets/{name.lower()}",
+        title=f"{name} essay",
+    )
+    report = AssetReport(asset=asset, progress="Failed", body={}, status=PushStatus.FAILED)
+    db.session.add_all([asset, report])
     db.session.commit()
     return Tenant(
         name=name,
@@ -261,6 +281,7 @@ def _make_tenant(name: str, fake: FakePlatform, live_tool: str, student: str) ->
         student_token=_page_token(student_page),
         submission=submission,
         push=db.session.scalar(select(ScorePush).where(ScorePush.submission_id == submission.id)),
+        report=report,
         appeal=appeal,
         evaluation=db.session.scalar(
             select(Evaluation).where(Evaluation.organization_id == org.id)
@@ -307,6 +328,14 @@ def snapshot(tenant: Tenant) -> list[tuple[str, dict]]:
         (Submission, Submission.id.in_(submissions)),
         (Grade, Grade.submission_id.in_(submissions)),
         (ScorePush, ScorePush.activity_id.in_(activities)),
+        (LtiAsset, LtiAsset.submission_id.in_(submissions)),
+        (
+            AssetReport,
+            AssetReport.asset_id.in_(
+                select(LtiAsset.id).where(LtiAsset.submission_id.in_(submissions))
+            ),
+        ),
+        (LtiNotice, LtiNotice.platform_id == platform_id),
         (AuditEvent, AuditEvent.activity_id.in_(activities)),
         (Appeal, Appeal.activity_id.in_(activities)),
         (ModelUsage, ModelUsage.activity_id.in_(activities)),

@@ -123,7 +123,13 @@ def test_switching_off_ends_page_tokens_at_once_and_on_restores_them(admin, page
 def test_every_page_token_route_is_refused_when_switched_off(app, admin, pages):
     """Each route under /l/<token>/ (today's and any added later) goes through the check."""
     _switch_platform(admin, False)
-    ids = {"submission_id": _submission_id(), "push_id": 1, "appeal_id": 1, "fmt": "yaml"}
+    ids = {
+        "submission_id": _submission_id(),
+        "push_id": 1,
+        "report_id": 1,
+        "appeal_id": 1,
+        "fmt": "yaml",
+    }
     routes = [r for r in app.url_map.iter_rules() if "token" in r.arguments]
     assert len(routes) >= 20
     for rule in routes:
