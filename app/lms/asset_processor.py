@@ -31,10 +31,9 @@ from app.extract import ExtractionError, Kind, extract
 from app.jobs import queue
 from app.lms import submissions
 from app.lms.activities import upload_limit_mb
-from app.lti import asset_reports, assets, claims
+from app.lti import asset_reports, assets, claims, processor_launches
 from app.models import Activity, GradingJob, JobStatus, LtiUser, Submission
 from app.models.assets import FAILED, PROCESSED, RECEIVED, LtiAsset, LtiNotice
-from app.models.lti import ASSET_PROCESSOR
 from app.text import clean_filename, clean_text
 from app.uploads import IncomingFile, incoming_dir
 
@@ -128,24 +127,12 @@ def _process(notice: LtiNotice) -> None:
 
 
 def _activity(notice: LtiNotice, body: dict[str, Any]) -> Activity:
-    custom = body.get(claims.CUSTOM)
-    public_id = custom.get("activity") if isinstance(custom, dict) else None
-    if not isinstance(public_id, str) or not public_id:
-        raise Refusal("no activity custom parameter")
-    activity = db.session.scalar(
-        select(Activity).where(
-            Activity.public_id == public_id,
-            Activity.platform_id == notice.platform_id,
-            Activity.deployment_id == notice.deployment_id,
-            Activity.placement == ASSET_PROCESSOR,
-        )
-    )
+    activity = processor_launches.named_processor(notice.platform_id, notice.deployment_id, body)
     if activity is None:
-        raise Refusal(f"activity {public_id!r} is no processor of this platform and deployment")
-    lms_activity = body.get(claims.ACTIVITY)
-    lms_id = lms_activity.get("id") if isinstance(lms_activity, dict) else None
-    if activity.lms_activity_id and str(lms_id) != activity.lms_activity_id:
-        raise Refusal(f"LMS assignment {lms_id!r} is not the activity's")
+        raise Refusal(
+            f"no processor {body.get(claims.CUSTOM)!r} of this platform and deployment for "
+            f"assignment {body.get(claims.ACTIVITY)!r}"
+        )
     return activity
 
 

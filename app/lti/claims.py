@@ -13,9 +13,18 @@ LAUNCH_PRESENTATION = _LTI + "launch_presentation"
 AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
+TARGET_LINK_URI = _LTI + "target_link_uri"
+TOOL_PLATFORM = _LTI + "tool_platform"
+#: Canvas's own claim naming the placement a launch comes from (null outside deep linking).
+CANVAS_PLACEMENT = "https://www.instructure.com/placement"
+
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
-DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
+_DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+DEEP_LINKING_SETTINGS = _DL + "deep_linking_settings"
+DEEP_LINKING_DATA = _DL + "data"
+CONTENT_ITEMS = _DL + "content_items"
 RESOURCE_LINK_ITEM = "ltiResourceLink"
 
 # LTI Asset Processor and the Platform Notification Service (PNS).
@@ -64,11 +73,13 @@ STAFF_ROLES = frozenset(
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 
 SCOPE_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 MEMBERSHIPS_CONTENT_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 #: The NRPS role that makes a member a student of the course.
 LEARNER = _MEMBERSHIP + "Learner"
+INSTRUCTOR = _MEMBERSHIP + "Instructor"
 
 SCORE_CONTENT_TYPE = "application/vnd.ims.lis.v1.score+json"
 LINEITEM_CONTENT_TYPE = "application/vnd.ims.lis.v2.lineitem+json"

@@ -34,7 +34,7 @@ from app.models import Activity, Deployment, Platform
 
 DEEP_LINKING_REQUEST = claims.DEEP_LINKING_REQUEST
 DEEP_LINKING_SETTINGS = claims.DEEP_LINKING_SETTINGS
-DEEP_LINKING_DATA = "https://purl.imsglobal.org/spec/lti-dl/claim/data"
+DEEP_LINKING_DATA = claims.DEEP_LINKING_DATA
 CUSTOM = claims.CUSTOM
 RESOURCE_LINK_TYPE = claims.RESOURCE_LINK_ITEM
 #: The custom parameter that names a deep-linked activity in its link's launches.

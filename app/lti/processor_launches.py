@@ -83,25 +83,36 @@ def open_report(
 
 def attached_activity(platform: Platform, deployment: Deployment, body: dict[str, Any]) -> Activity:
     """The processor a launch names, within its platform, deployment and assignment."""
-    custom = body.get(claims.CUSTOM)
-    public_id = custom.get(deep_linking.ACTIVITY_PARAMETER) if isinstance(custom, dict) else None
-    activity = (
-        db.session.scalar(
-            select(Activity).where(
-                Activity.public_id == str(public_id),
-                Activity.platform_id == platform.id,
-                Activity.deployment_id == deployment.id,
-                Activity.placement == ASSET_PROCESSOR,
-            )
-        )
-        if public_id
-        else None
-    )
-    assignment = str(body[claims.ACTIVITY]["id"])
-    if activity is None or activity.lms_activity_id not in (None, assignment):
+    activity = named_processor(platform.id, deployment.id, body)
+    if activity is None:
+        custom = body.get(claims.CUSTOM)
         raise LaunchError(
             UNKNOWN_PROCESSOR,
-            detail=f"no processor {public_id!r} for assignment {assignment!r} "
+            detail=f"no processor {custom!r} for assignment {body.get(claims.ACTIVITY)!r} "
             f"in deployment {deployment.id}",
         )
+    return activity
+
+
+def named_processor(platform_id: int, deployment_id: int, body: dict[str, Any]) -> Activity | None:
+    """The attached processor a launch or a notice names in its ``activity`` custom parameter,
+    only when it is of that platform and deployment and attached to the LMS assignment the
+    activity claim names (one not yet known, as after an attach to a draft, takes the first);
+    None otherwise."""
+    custom = body.get(claims.CUSTOM)
+    public_id = custom.get(deep_linking.ACTIVITY_PARAMETER) if isinstance(custom, dict) else None
+    if not isinstance(public_id, str) or not public_id:
+        return None
+    activity = db.session.scalar(
+        select(Activity).where(
+            Activity.public_id == public_id,
+            Activity.platform_id == platform_id,
+            Activity.deployment_id == deployment_id,
+            Activity.placement == ASSET_PROCESSOR,
+        )
+    )
+    assignment = body.get(claims.ACTIVITY)
+    lms_id = assignment.get("id") if isinstance(assignment, dict) else None
+    if activity is None or activity.lms_activity_id not in (None, str(lms_id)):
+        return None
     return activity

@@ -40,10 +40,10 @@ from app.models import Deployment, Platform
 
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
-DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
+DEEP_LINKING_REQUEST = claims.DEEP_LINKING_REQUEST
 
-SCOPE_RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
-SCOPE_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+SCOPE_RESULT_READONLY = claims.SCOPE_RESULT_READONLY
+SCOPE_NRPS = claims.SCOPE_NRPS
 #: What the tool asks for: line items, results and scores (AGS), the member list (NRPS), and
 #: as an asset processor: registering for submission notices (PNS), reading the submitted
 #: files and sending reports.

@@ -27,22 +27,21 @@ from app.practice.errors import PracticeError
 from app.practice.names import CLIENT_ID, DEPLOYMENT_ID
 from app.practice.state import COURSE_ID, COURSE_TITLE, Link, Person
 
-_DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
-DEEP_LINKING_SETTINGS = _DL + "deep_linking_settings"
-CONTENT_ITEMS = _DL + "content_items"
-DL_DATA = _DL + "data"
-DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
-DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
-LINK_ITEM = "ltiResourceLink"
-#: Canvas's own claim naming the placement a launch comes from (null outside deep linking).
-PLACEMENT = "https://www.instructure.com/placement"
-CUSTOM = "https://purl.imsglobal.org/spec/lti/claim/custom"
-TARGET_LINK_URI = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri"
-VERSION = "https://purl.imsglobal.org/spec/lti/claim/version"
-TOOL_PLATFORM = "https://purl.imsglobal.org/spec/lti/claim/tool_platform"
-SCOPE_RESULT = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
-ROLE_LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
-ROLE_INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+# The names this platform's messages use, all from app.lti.claims (spec strings live there).
+DEEP_LINKING_SETTINGS = claims.DEEP_LINKING_SETTINGS
+CONTENT_ITEMS = claims.CONTENT_ITEMS
+DL_DATA = claims.DEEP_LINKING_DATA
+DEEP_LINKING_REQUEST = claims.DEEP_LINKING_REQUEST
+DEEP_LINKING_RESPONSE = claims.DEEP_LINKING_RESPONSE
+LINK_ITEM = claims.RESOURCE_LINK_ITEM
+PLACEMENT = claims.CANVAS_PLACEMENT
+CUSTOM = claims.CUSTOM
+TARGET_LINK_URI = claims.TARGET_LINK_URI
+VERSION = claims.VERSION
+TOOL_PLATFORM = claims.TOOL_PLATFORM
+SCOPE_RESULT = claims.SCOPE_RESULT_READONLY
+ROLE_LEARNER = claims.LEARNER
+ROLE_INSTRUCTOR = claims.INSTRUCTOR
 ROLES_BY_KIND = {"student": [ROLE_LEARNER], "teacher": [ROLE_INSTRUCTOR]}
 ID_TOKEN_LIFETIME = 300
 HINT_LIFETIME = 600
