@@ -506,3 +506,42 @@ def test_a_notice_into_a_switched_off_organization_is_refused(platform, handler,
     response, _ = notify(platform, handler, processor, [essay(platform)])
     assert response.status_code == 401
     assert db.session.query(LtiNotice).count() == 0
+
+
+def test_a_fetch_cut_short_shows_as_fetching_and_is_done_when_the_notice_runs_again(
+    browser, platform, handler, llm, live_tool, monkeypatch
+):
+    """While its files come from the LMS a submission is "fetching", not failed; if the notice's
+    job dies then (here: the fetch raises, as a killed worker leaves it), the sweeper runs the
+    notice again and that run fetches and grades it."""
+    from app.lms import asset_processor
+
+    llm.set_default(GOOD_REPLY)
+    page = teacher(browser, platform, live_tool, lineitem=False, lineitems=False)
+    activity = db.session.query(Activity).one()
+    activity.placement, activity.lms_activity_id = ASSET_PROCESSOR, "assignment-1"
+    db.session.commit()
+    asset = essay(platform)
+
+    def cut_short(*_args, **_kwargs):
+        raise RuntimeError("the worker went away")
+
+    monkeypatch.setattr(asset_processor, "_fetch", cut_short)
+    notify(platform, handler, activity, [asset])
+    run_jobs()
+    db.session.expire_all()
+    job = db.session.query(Submission).one().job
+    assert (job.status, job.waiting_for) == (JobStatus.WAITING, asset_processor.FETCHING)
+    assert "Fetching the submitted files from the LMS" in browser.get(page).text
+    assert sweeper.sweep(timedelta(seconds=30)) == 0  # the waiting job is the notice's own
+
+    monkeypatch.undo()
+    notice = db.session.query(LtiNotice).one()
+    assert notice.status == RECEIVED and notice.attempts == 1
+    notice.updated_at = datetime.now(UTC) - timedelta(minutes=5)
+    db.session.commit()
+    assert sweeper.sweep(timedelta(seconds=30)) == 1
+    run_jobs()
+    db.session.expire_all()
+    assert db.session.query(Submission).one().job.status == JobStatus.COMPLETED
+    assert progress(platform, asset)[-1] == "Processed"

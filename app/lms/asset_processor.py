@@ -52,6 +52,11 @@ TOO_LARGE = N_("%(name)s is larger than this activity accepts.")
 UNSUPPORTED = N_("%(name)s cannot be graded: %(details)s")
 #: The name of the text several assets (or a text entry) are graded as.
 COMBINED_NAME = "submission.md"
+#: What a job waits for while its files come from the LMS (GradingJob.waiting_for): it is
+#: ``waiting`` with no time to be tried at, so the sweeper leaves it to the notice's own job
+#: (which the sweeper runs again if it dies).
+FETCHING = "lms"
+FETCHING_MESSAGE = N_("Fetching the submitted files from the LMS")
 
 
 class Refusal(Exception):
@@ -114,7 +119,7 @@ def _process(notice: LtiNotice) -> None:
             Submission.activity_id == activity.id, Submission.lms_submission_id == submission_id
         )
     )
-    if existing is not None and existing.job.status != JobStatus.FAILED:
+    if existing is not None and not _to_fetch(existing.job):
         # Graded: the current reports again; in progress: its reports will follow.
         if existing.job.has_result:
             _commit_and_dispatch(asset_reports.reports_for(existing))
@@ -124,6 +129,14 @@ def _process(notice: LtiNotice) -> None:
     if existing is None:
         existing = _new_submission(activity, user, submission_id, body, listed)
     _grade(existing, listed)
+
+
+def _to_fetch(job: GradingJob) -> bool:
+    """Whether a notice for this submission fetches its files (again): it failed, or a run
+    that was fetching them stopped (its worker died; this is the notice run again)."""
+    return job.status == JobStatus.FAILED or (
+        job.status == JobStatus.WAITING and job.waiting_for == FETCHING
+    )
 
 
 def _activity(notice: LtiNotice, body: dict[str, Any]) -> Activity:
@@ -178,8 +191,8 @@ def _new_submission(
     body: dict[str, Any],
     listed: list[dict[str, Any]],
 ) -> Submission:
-    """The attempt with its assets, committed before any download, its job ``failed`` until
-    its assets are in (the sweeper leaves a failed job alone; a repeat notice retries it)."""
+    """The attempt with its assets, committed before any download, its job waiting for them
+    (:data:`FETCHING`)."""
     report = body.get(claims.ASSET_REPORT)
     submission = Submission(
         activity=activity,
@@ -189,7 +202,9 @@ def _new_submission(
         report_url=report.get("report_url") if isinstance(report, dict) else None,
     )
     submission.job = GradingJob(
-        status=JobStatus.FAILED,
+        status=JobStatus.WAITING,
+        waiting_for=FETCHING,
+        progress_message=FETCHING_MESSAGE,
         original_filename=_name(listed[0]),
         kind=Kind.TEXT.value,
         size_bytes=0,
@@ -218,6 +233,19 @@ def _grade(submission: Submission, listed: list[dict[str, Any]]) -> None:
     """Say it is being processed, download its assets and put it in line for grading (or
     fail it, with the reason in its reports)."""
     job = submission.job
+    fetching = {"waiting_for": FETCHING, "retry_at": None, "progress_message": FETCHING_MESSAGE}
+    if not lifecycle.move(
+        job,
+        (JobStatus.FAILED, JobStatus.WAITING),
+        JobStatus.WAITING,
+        commit=False,
+        **fetching,
+        error_message=None,
+        error_details=None,
+        finished_at=None,
+    ):
+        db.session.rollback()  # another run of this notice put it in line meanwhile
+        return
     _commit_and_dispatch(asset_reports.reports_for(submission, processing=True))
     config = current_app.config
     data_dir = config["EVALUAITOR_DATA_DIR"]
@@ -226,11 +254,16 @@ def _grade(submission: Submission, listed: list[dict[str, Any]]) -> None:
     try:
         filename, incoming, kind = _fetch(submission, listed, data_dir, limit)
     except AssetProblem as exc:
-        # Still ``failed`` (as made): only why, for the teacher's page and the reports.
-        job.error_message = str(exc)[:2000]
-        job.error_details = {"exception_type": "AssetProblem", "asset_error": exc.code}
-        job.finished_at = datetime.now(UTC)
-        _commit_and_dispatch(asset_reports.reports_for(submission))
+        failed = lifecycle.move(
+            job,
+            (JobStatus.WAITING,),
+            JobStatus.FAILED,
+            commit=False,
+            waiting_for=None,
+            error_message=str(exc)[:2000],
+            error_details={"exception_type": "AssetProblem", "asset_error": exc.code},
+        )
+        _commit_and_dispatch(asset_reports.reports_for(submission) if failed else [])
         return
     if job.storage_path:  # a grading that failed: its file makes way for the new download
         (Path(data_dir) / job.storage_path).unlink(missing_ok=True)
@@ -243,7 +276,18 @@ def _grade(submission: Submission, listed: list[dict[str, Any]]) -> None:
     job.original_filename, job.kind = filename, kind.value
     job.size_bytes, job.sha256 = incoming.size, incoming.sha256
     job.storage_path = str(path.relative_to(data_dir))
-    if not lifecycle.restart(job, fresh=False):  # another run of this submission got there first
+    queued = lifecycle.move(
+        job,
+        (JobStatus.WAITING,),
+        JobStatus.PENDING,
+        commit=False,
+        **lifecycle.queued_values(),
+        waiting_for=None,
+        tries=0,
+        handbacks=0,
+        fresh_since=None,
+    )
+    if not queued:  # another run of this submission got there first
         db.session.rollback()
         path.unlink(missing_ok=True)
         return

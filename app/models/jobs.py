@@ -94,7 +94,8 @@ TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     # A person's retry or regrade starts again; a teacher's score settles a review.
     JobStatus.COMPLETED: frozenset({JobStatus.PENDING}),
     JobStatus.NEEDS_REVIEW: frozenset({JobStatus.PENDING, JobStatus.COMPLETED}),
-    JobStatus.FAILED: frozenset({JobStatus.PENDING}),
+    # Or an LMS-made submission's files fetched again (app.lms.asset_processor).
+    JobStatus.FAILED: frozenset({JobStatus.PENDING, JobStatus.WAITING}),
     JobStatus.CANCELLED: frozenset(),
 }
 
