@@ -545,3 +545,39 @@ def test_a_fetch_cut_short_shows_as_fetching_and_is_done_when_the_notice_runs_ag
     db.session.expire_all()
     assert db.session.query(Submission).one().job.status == JobStatus.COMPLETED
     assert progress(platform, asset)[-1] == "Processed"
+
+
+def test_grade_again_after_a_failed_download_fetches_the_files_again(
+    browser, platform, handler, llm, live_tool
+):
+    """The LMS was down while the files were fetched: the teacher's "grade again" fetches
+    them again (there is nothing to grade without them) and grades them; if Redis lost that
+    fetch, the sweeper asks for it again."""
+    llm.set_default(GOOD_REPLY)
+    page = teacher(browser, platform, live_tool, lineitem=False, lineitems=False)
+    activity = db.session.query(Activity).one()
+    activity.placement, activity.lms_activity_id = ASSET_PROCESSOR, "assignment-1"
+    db.session.commit()
+    asset = essay(platform)
+    platform.fail_next("asset", 503, times=10)
+    notify(platform, handler, activity, [asset])
+    run_jobs()
+    final = platform.asset_processor.reports_for(asset["asset_id"])[-1]
+    assert (final["processingProgress"], final["errorCode"]) == ("Failed", "DOWNLOAD_FAILED")
+    platform.recover()
+    submission = db.session.query(Submission).one()
+    assert submission.job.storage_path == ""
+
+    assert browser.post(f"{page}submissions/{submission.id}/retry").status_code == 303
+    db.session.expire_all()
+    job = db.session.query(Submission).one().job
+    assert (job.status, job.waiting_for) == (JobStatus.WAITING, "lms")
+    queue.queue(queue.PASSBACK).empty()  # Redis lost the fetch
+    job.updated_at = datetime.now(UTC) - timedelta(minutes=5)
+    db.session.commit()
+    assert sweeper.sweep(timedelta(seconds=30)) == 1
+    run_jobs()
+    db.session.expire_all()
+    assert db.session.query(Submission).one().job.status == JobStatus.COMPLETED
+    assert progress(platform, asset)[-1] == "Processed"
+    assert len(llm.requests) == 1

@@ -40,7 +40,7 @@ from app.extensions import db
 from app.jobs import queue
 from app.models import GradingJob, JobStatus, PushStatus
 from app.models.assets import RECEIVED, LtiNotice
-from app.models.jobs import Delivery
+from app.models.jobs import FETCHING, Delivery
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ def sweep(older_than: timedelta) -> int:
         _grading(now, cutoff)
         + sum(_deliveries(model, now, cutoff) for model in delivery_models())
         + _notices(cutoff)
+        + _fetches(cutoff)
     )
 
 
@@ -163,6 +164,30 @@ def _notices(cutoff: datetime) -> int:
         if result.rowcount == 1:
             metrics.SWEEPER_ACTIONS.labels("queued_lti_notice").inc()
             queued += queue.dispatch_notice(row.id)
+    return queued
+
+
+def _fetches(cutoff: datetime) -> int:
+    """LMS-made submissions left fetching their files (the run doing it stopped, or Redis
+    lost its job): asked for again. A run still at it is not harmed: only one of them puts
+    the submission in line (app.lms.asset_processor)."""
+    rows = db.session.scalars(
+        select(GradingJob).where(
+            GradingJob.status == JobStatus.WAITING,
+            GradingJob.waiting_for == FETCHING,
+            GradingJob.updated_at < cutoff,
+            GradingJob.submission_id.is_not(None),
+        )
+    ).all()
+    held = queue.held(queue.fetch_job_id(row.submission_id) for row in rows)
+    queued = 0
+    for row in rows:
+        if queue.fetch_job_id(row.submission_id) in held or not lifecycle.move(
+            row, (JobStatus.WAITING,), JobStatus.WAITING, updated_at=datetime.now(UTC)
+        ):
+            continue
+        metrics.SWEEPER_ACTIONS.labels("queued_fetch").inc()
+        queued += queue.dispatch_fetch(row.submission_id)
     return queued
 
 

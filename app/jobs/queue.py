@@ -55,6 +55,17 @@ def dispatch(*rows: GradingJob | Delivery) -> bool:
     return True
 
 
+def fetch_job_id(submission_id: int) -> str:
+    """The RQ job id of fetching an LMS-made submission's files again: one per submission."""
+    return f"lti-fetch-{submission_id}"
+
+
+def dispatch_fetch(submission_id: int) -> bool:
+    """Queue fetching the files of an LMS-made submission again (app.lms.asset_processor);
+    False if Redis could not take it (the sweeper queues it later)."""
+    return _enqueue_task("fetch_assets", submission_id, fetch_job_id(submission_id))
+
+
 def notice_job_id(notice_id: int) -> str:
     """A notice's RQ job id: one per notice, so the sweeper can ask RQ whether it holds it."""
     return f"lti-notice-{notice_id}"
@@ -63,17 +74,22 @@ def notice_job_id(notice_id: int) -> str:
 def dispatch_notice(notice_id: int) -> bool:
     """Queue the processing of a stored notice (app.lms.asset_processor); False if Redis
     could not take it (the sweeper queues it later)."""
+    return _enqueue_task("process_notice", notice_id, notice_job_id(notice_id))
+
+
+def _enqueue_task(task: str, row_id: int, job_id: str) -> bool:
+    """An Asset Processor task (a notice, a fetch) on the passback queue, as ``job_id``."""
     try:
         queue(PASSBACK).enqueue(
-            "app.jobs.tasks.process_notice",
-            notice_id,
-            job_id=notice_job_id(notice_id),
+            f"app.jobs.tasks.{task}",
+            row_id,
+            job_id=job_id,
             job_timeout=current_app.config["EVALUAITOR_NOTICE_TIMEOUT"],
             result_ttl=RESULT_TTL,
             failure_ttl=FAILURE_TTL,
         )
     except RedisError as exc:
-        log.warning("could not enqueue lti_notice %s: %s", notice_id, exc)
+        log.warning("could not enqueue %s %s: %s", task, row_id, exc)
         return False
     return True
 

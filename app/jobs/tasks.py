@@ -65,6 +65,14 @@ def process_notice(notice_id: int) -> None:
         asset_processor.process(notice_id)
 
 
+def fetch_assets(submission_id: int) -> None:
+    """An LMS-made submission's files fetched again (a teacher's retry, or the sweeper's)."""
+    from app.lms import asset_processor
+
+    with _job_context():
+        asset_processor.fetch_again(submission_id)
+
+
 def _rq_job_id() -> str | None:
     job = get_current_job()
     return job.id if job else None

@@ -34,6 +34,7 @@ from app.lms.activities import upload_limit_mb
 from app.lti import asset_reports, assets, claims, processor_launches
 from app.models import Activity, GradingJob, JobStatus, LtiUser, Submission
 from app.models.assets import FAILED, PROCESSED, RECEIVED, LtiAsset, LtiNotice
+from app.models.jobs import FETCHING
 from app.text import clean_filename, clean_text
 from app.uploads import IncomingFile, incoming_dir
 
@@ -52,10 +53,6 @@ TOO_LARGE = N_("%(name)s is larger than this activity accepts.")
 UNSUPPORTED = N_("%(name)s cannot be graded: %(details)s")
 #: The name of the text several assets (or a text entry) are graded as.
 COMBINED_NAME = "submission.md"
-#: What a job waits for while its files come from the LMS (GradingJob.waiting_for): it is
-#: ``waiting`` with no time to be tried at, so the sweeper leaves it to the notice's own job
-#: (which the sweeper runs again if it dies).
-FETCHING = "lms"
 FETCHING_MESSAGE = N_("Fetching the submitted files from the LMS")
 
 
@@ -131,6 +128,61 @@ def _process(notice: LtiNotice) -> None:
     _grade(existing, listed)
 
 
+def fetch_again(submission_id: int) -> None:
+    """The fetch task (app.jobs.tasks.fetch_assets): the files of a submission whose fetch
+    failed or stopped, from what its notice listed (kept as its assets)."""
+    submission = db.session.get(Submission, submission_id)
+    if submission is None or submission.lms_submission_id is None:
+        return
+    if _to_fetch(submission.job):
+        _grade(submission, _listed(submission))
+
+
+def ask_again(submission: Submission) -> bool:
+    """A teacher's "grade again" of a submission whose files never arrived: they are fetched
+    again (then graded). False if it is not waiting for them nor failed."""
+    moved = lifecycle.move(
+        submission.job, (JobStatus.FAILED,), JobStatus.WAITING, **_fetching(), finished_at=None
+    )
+    if moved:
+        queue.dispatch_fetch(submission.id)  # if Redis is away, the sweeper asks again
+    return moved
+
+
+def lacks_files(submission: Submission) -> bool:
+    """An LMS-made submission whose files never arrived: grading it again means fetching."""
+    return submission.lms_submission_id is not None and not submission.job.storage_path
+
+
+def _fetching() -> dict[str, Any]:
+    return {
+        "waiting_for": FETCHING,
+        "retry_at": None,
+        "progress_message": FETCHING_MESSAGE,
+        "error_message": None,
+        "error_details": None,
+    }
+
+
+def _listed(submission: Submission) -> list[dict[str, Any]]:
+    """The submission's assets as its notice listed them."""
+    rows = db.session.scalars(
+        select(LtiAsset).where(LtiAsset.submission_id == submission.id).order_by(LtiAsset.id)
+    ).all()
+    return [
+        {
+            "asset_id": row.asset_id,
+            "url": row.url,
+            "sha256_checksum": row.sha256,
+            "size": row.size,
+            "content_type": row.content_type,
+            "title": row.title,
+            "filename": row.filename,
+        }
+        for row in rows
+    ]
+
+
 def _to_fetch(job: GradingJob) -> bool:
     """Whether a notice for this submission fetches its files (again): it failed, or a run
     that was fetching them stopped (its worker died; this is the notice run again)."""
@@ -203,8 +255,7 @@ def _new_submission(
     )
     submission.job = GradingJob(
         status=JobStatus.WAITING,
-        waiting_for=FETCHING,
-        progress_message=FETCHING_MESSAGE,
+        **_fetching(),
         original_filename=_name(listed[0]),
         kind=Kind.TEXT.value,
         size_bytes=0,
@@ -233,15 +284,12 @@ def _grade(submission: Submission, listed: list[dict[str, Any]]) -> None:
     """Say it is being processed, download its assets and put it in line for grading (or
     fail it, with the reason in its reports)."""
     job = submission.job
-    fetching = {"waiting_for": FETCHING, "retry_at": None, "progress_message": FETCHING_MESSAGE}
     if not lifecycle.move(
         job,
         (JobStatus.FAILED, JobStatus.WAITING),
         JobStatus.WAITING,
         commit=False,
-        **fetching,
-        error_message=None,
-        error_details=None,
+        **_fetching(),
         finished_at=None,
     ):
         db.session.rollback()  # another run of this notice put it in line meanwhile

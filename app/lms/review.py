@@ -24,7 +24,7 @@ from app.errors import EvaluaitorError, QueueUnavailable
 from app.extensions import db
 from app.grading import registry
 from app.jobs import queue
-from app.lms import submissions
+from app.lms import asset_processor, submissions
 from app.lti import asset_reports, passback
 from app.models import Activity, AuditEvent, Grade, GradingJob, JobStatus, ScorePush, Submission
 from app.models.submissions import latest_only
@@ -193,6 +193,10 @@ def regrade(submission: Submission, actor_id: int, *, plugin: str = "", model: s
         },
     )
     submission.grading_override = chosen or None
+    if asset_processor.lacks_files(submission):  # made in the LMS, its files never arrived
+        if not asset_processor.ask_again(submission):
+            raise ReviewError(_("This submission is being graded already."))
+        return
     if not submissions.grade_again(submission):
         raise ReviewError(_("This submission is being graded already."))
 

@@ -36,6 +36,12 @@ if TYPE_CHECKING:
     from app.models.submissions import Submission
 
 
+#: ``waiting_for`` of an LMS-made submission whose files are being fetched from the LMS (app.lms.
+#: asset_processor): waiting with no time to be tried at; the sweeper asks for the fetch again
+#: if nothing is doing it (app.jobs.queue.dispatch_fetch).
+FETCHING = "lms"
+
+
 class JobStatus(StrEnum):
     #: Stored and waiting for a worker; whether Redis holds its job is the sweeper's concern.
     PENDING = "pending"
@@ -143,6 +149,8 @@ class GradingJob(Timestamped, db.Model):
     handbacks: Mapped[int] = mapped_column(Integer, default=0)
     #: What a ``waiting`` job waits for: ``budget`` (a monthly spend limit), or None (the
     #: grading service). The API and the pages say so.
+    #: What a ``waiting`` job waits for: ``service`` (None), ``budget`` (app.spend), or
+    #: :data:`FETCHING` its files.
     waiting_for: Mapped[str | None] = mapped_column(String(20))
     #: While it is being graded under a spend limit: what this run was estimated to cost and
     #: how many tokens, counted against the limit until the run's ledger rows replace it.

@@ -238,6 +238,10 @@ class FakePlatform:
         """
         self._faults.add(kind, Fault(status, body, delay, headers or {}), times)
 
+    def recover(self) -> None:
+        """Drop every injected failure and slowness: the platform is well again."""
+        self._faults.clear()
+
     def slow_down(self, kind: str, seconds: float) -> None:
         """Answer every request of `kind` (see `fail_next`) `seconds` late, until changed
         (0 restores): a slow LMS, with several requests in flight at once. An injected
