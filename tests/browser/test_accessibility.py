@@ -29,6 +29,7 @@ from tests.conftest import registration_path, run_jobs
 from tests.documents import pdf_bytes
 from tests.fakes.platform import FakePlatform
 from tests.test_admin import TOKEN
+from tests.test_practice_asset_processor import _post_report, _report, _state
 
 #: The views checked: a browser locale (the platform reads Accept-Language, and its launches
 #: carry the language) and a window width; 354 px leaves the tool's frame 320 px wide, the
@@ -277,6 +278,99 @@ def test_the_course_pages_have_no_serious_violations(
     check("practice platform error", page)
 
     assert len(check.checked) == 27
+    check.assert_clean()
+
+
+#: The practice's native assignment: the teacher's grader and the student's submission form.
+TEACHER_VIEW, STUDENT_VIEW = "/assignment/teacher", "/assignment/student"
+
+
+def attach_evaluaitor(page: Page, base_url: str, check: Audit | None = None) -> None:
+    """As the teacher of the native assignment, attach Evaluaitor ("Add document processing
+    app", its setup form in processor mode, the deep linking return), its grades shown to
+    students at once; ``check`` audits each state on the way."""
+    page.goto(base_url + TEACHER_VIEW)
+    expect(page.locator("#no-processors")).to_be_visible()
+    if check:
+        check("native assignment, teacher, nothing attached", page)
+    page.get_by_test_id("add-processor").click()
+    setup = tool_at(page)
+    expect(setup.locator("#processor-intro")).to_be_visible()
+    if check:
+        check("setup form, processor mode", setup)
+    setup.locator("#title").fill("Photosynthesis essay")
+    setup.locator("#max_score").fill("10")
+    setup.locator("#release-auto").check()
+    setup.locator("#setup-form button[type=submit]").click()
+    returned = tool_at(page, "/deep-link-return")
+    expect(returned.locator("#added")).to_contain_text("Photosynthesis essay")
+    if check:
+        check("deep linking return, processor attached", returned)
+
+
+def test_the_native_assignment_has_no_serious_violations(
+    app, localized_page, practice_platform, llm, view
+):
+    """The practice's own assignment with Evaluaitor attached as its document processor: the
+    practice's pages and the tool's, as the teacher and the student reach them."""
+    page, base = localized_page, practice_platform.base_url
+    check = Audit(view)
+    llm.reply("Clear and well argued.\n\n**Strengths:** clear structure.\n\nFinal score: 8/10")
+    attach_evaluaitor(page, base, check)
+
+    # The student: the platform's own form, refused empty, then a text handed in and graded.
+    page.goto(base + STUDENT_VIEW)
+    expect(page.locator("#no-submissions")).to_be_visible()
+    check("native assignment, student before submitting", page)
+    page.get_by_test_id("submit").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    check("native assignment, empty submission refused", page)
+    page.goto(base + STUDENT_VIEW)
+    page.locator("#entry").fill("Photosynthesis turns light into sugar.")
+    page.get_by_test_id("submit").click()
+    expect(page.locator("article.submission")).to_have_count(1)
+    check("native assignment, student submitted, no report yet", page)
+    run_jobs()
+
+    # The teacher's grader with the report, and "View report" into the tool's review of it.
+    page.goto(base + TEACHER_VIEW)
+    expect(page.locator("table.reports")).to_contain_text("8/10")
+    check("native assignment, teacher grader with a report", page)
+    page.get_by_test_id("view-report").click()
+    review = tool_at(page, "/submissions/")
+    expect(review.locator("#score")).to_be_visible()
+    check("tool's review of the reported submission", review)
+
+    # The student sees the released report and opens it in the tool.
+    page.goto(base + STUDENT_VIEW)
+    expect(page.locator("table.reports")).to_contain_text("8/10")
+    check("native assignment, student with a released report", page)
+    page.get_by_test_id("view-report").click()
+    student = tool_at(page)
+    expect(student.locator(FINAL)).to_contain_text("8")
+    check("tool's student page of the processor", student)
+
+    # A report the teacher opens before the tool has read its submission: a second attempt
+    # whose notice the tool holds unread, and a report on it sent through the practice's Asset
+    # Report Service as the tool would (a tool that answers before it grades).
+    page.goto(base + STUDENT_VIEW)
+    page.locator("#entry").fill("A second try: light, water and carbon dioxide make sugar.")
+    page.get_by_test_id("submit").click()
+    expect(page.locator("article.submission")).to_have_count(2)
+    newest = _state(practice_platform).submissions[-1]
+    sent = _post_report(app, practice_platform, _report(newest.assets[0].asset_id))
+    assert sent.status_code == 201, sent.text
+    page.goto(base + TEACHER_VIEW)
+    page.locator(f"[data-submission='{newest.id}']").get_by_test_id("view-report").click()
+    pending = tool_at(page, "/lti/launch")
+    expect(pending.locator("#report-pending")).to_be_visible()
+    check("tool's report pending (submission not read yet)", pending)
+    pending.locator("main a[href*='/l/']").click()
+    classes = tool_at(page)
+    expect(classes.locator("a[href*='/submissions/']").first).to_be_visible()
+    check("tool's class list of the processor", classes)
+
+    assert len(check.checked) == 12
     check.assert_clean()
 
 
