@@ -330,6 +330,9 @@ def test_the_native_assignment_has_no_serious_violations(
     page.get_by_test_id("submit").click()
     expect(page.locator("article.submission")).to_have_count(1)
     check("native assignment, student submitted, no report yet", page)
+    page.goto(base + TEACHER_VIEW)
+    expect(page.get_by_test_id("resubmit")).to_be_visible()  # no report yet: it may be resent
+    check("native assignment, teacher grader awaiting a report", page)
     run_jobs()
 
     # The teacher's grader with the report, and "View report" into the tool's review of it.
@@ -340,6 +343,10 @@ def test_the_native_assignment_has_no_serious_violations(
     review = tool_at(page, "/submissions/")
     expect(review.locator("#score")).to_be_visible()
     check("tool's review of the reported submission", review)
+    page.locator("[data-testid^=modify-]").click()
+    settings = tool_at(page, "/settings")
+    expect(settings.locator("#processor-intro")).to_be_visible()
+    check("tool's settings of the processor (Modify)", settings)
 
     # The student sees the released report and opens it in the tool.
     page.goto(base + STUDENT_VIEW)
@@ -370,7 +377,7 @@ def test_the_native_assignment_has_no_serious_violations(
     expect(classes.locator("a[href*='/submissions/']").first).to_be_visible()
     check("tool's class list of the processor", classes)
 
-    assert len(check.checked) == 12
+    assert len(check.checked) == 14
     check.assert_clean()
 
 
@@ -542,3 +549,28 @@ def test_upload_review_and_appeal_by_keyboard_alone(page, practice_platform, llm
     page.keyboard.press("Enter")
     expect(student.locator("form[action*='/withdraw']")).to_be_attached()
     expect(student.locator("#appeal-heading + *")).to_contain_text("both reactions")
+
+
+def test_native_submission_and_view_report_by_keyboard_alone(page, practice_platform, llm):
+    """No mouse, once Evaluaitor is attached: the student hands in a text in the practice's own
+    form, and the teacher opens its report in the tool from the grader, then reaches the
+    tool's score field."""
+    llm.reply("Clear and well argued.\n\nFinal score: 8/10")
+    base = practice_platform.base_url
+    attach_evaluaitor(page, base)
+
+    page.goto(base + STUDENT_VIEW)
+    tab_to(page, page, "entry")
+    page.keyboard.type("Photosynthesis turns light into sugar.")
+    tab_to(page, page, "submit")
+    page.keyboard.press("Enter")
+    expect(page.locator("article.submission")).to_have_count(1)
+    run_jobs()
+
+    page.goto(base + TEACHER_VIEW)
+    expect(page.locator("table.reports")).to_contain_text("8/10")
+    tab_to(page, page, "view-report")
+    page.keyboard.press("Enter")
+    review = tool_at(page, "/submissions/")
+    expect(review.locator("#score")).to_have_value("8")
+    tab_to(page, review, "score")
