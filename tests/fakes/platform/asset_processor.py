@@ -67,6 +67,8 @@ class AssetProcessor:
     assets: dict[str, Asset] = field(default_factory=dict)
     #: Every accepted report, as posted.
     reports: list[dict[str, Any]] = field(default_factory=list)
+    #: When each of ``reports`` arrived (time.monotonic()): benchmarks time the whole way.
+    arrivals: list[float] = field(default_factory=list)
     #: Every report request: (status, body as posted).
     report_requests: list[tuple[int, Any]] = field(default_factory=list)
     #: The Authorization header of every asset request, by path.
@@ -228,6 +230,7 @@ class AssetProcessor:
             self.report_requests.append((status, body))
             if status == 201:
                 self.reports.append(body)
+                self.arrivals.append(time.monotonic())
         return _json(answer, status)
 
     def _check_report(self, body: Any) -> tuple[int, Any]:
