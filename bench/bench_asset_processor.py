@@ -43,6 +43,8 @@ from typing import Any
 import httpx
 from bench_throughput import Tool, serve_llm, start_postgres, stop_postgres
 from flask import Flask
+from rq.job import Job
+from rq.registry import FinishedJobRegistry
 from sqlalchemy import create_engine
 
 from app.extensions import db, redis_connection
@@ -220,6 +222,7 @@ def whole_way(notices: Notices, args: argparse.Namespace) -> dict[str, Any]:
 
     work_until(done, args.timeout)
     sender.join()
+    jobs = job_times()
     took = [end - start for end, start in zip(ends, sent, strict=True)]
     alone: dict[str, list[float]] = {}
     for _ in range(args.alone):
@@ -237,7 +240,24 @@ def whole_way(notices: Notices, args: argparse.Namespace) -> dict[str, Any]:
             kind: [t for k, t in zip(kinds, took, strict=True) if k == kind] for kind in KINDS
         },
         "alone": alone,
+        "jobs": jobs,
     }
+
+
+def job_times() -> dict[str, list[float]]:
+    """Seconds of each job the worker finished so far, by task (a delivery by its kind)."""
+    connection = redis_connection()
+    times: dict[str, list[float]] = {}
+    for name in (queue.GRADING, queue.PASSBACK):
+        ids = FinishedJobRegistry(queue=queue.queue(name)).get_job_ids()
+        for job in Job.fetch_many(ids, connection=connection):
+            if job is None or not (job.started_at and job.ended_at):
+                continue
+            task = job.func_name.rsplit(".", 1)[-1]
+            label = f"{task} {job.args[0]}" if task == "deliver" else task
+            seconds = (job.ended_at - job.started_at).total_seconds()
+            times.setdefault(label, []).append(seconds)
+    return times
 
 
 # --- one database
@@ -272,7 +292,7 @@ def run(database_url: str, llm_url: str, args: argparse.Namespace) -> dict[str, 
             tool.env["EVALUAITOR_ALLOW_PRIVATE_URLS"] = "1"  # the fake LMS is on 127.0.0.1
             tool.cli("db", "upgrade")
             app = tool.app()
-            logging.getLogger().setLevel(logging.WARNING)  # not every job's lines from RQ
+            logging.disable(logging.INFO)  # RQ's lines for every job; warnings still show
             activity = seed(app, platform)
             tool.start_web()
             platform.tool_jwks_url = tool.url + "/lti/jwks"
@@ -292,6 +312,9 @@ def run(database_url: str, llm_url: str, args: argparse.Namespace) -> dict[str, 
 # --- report
 
 
+COLUMNS = f"{'n':>5} {'median ms':>9} {'p95 ms':>9} {'max ms':>9}"
+
+
 def ms(values: list[float]) -> str:
     ordered = sorted(values)
     p95 = ordered[max(0, round(0.95 * len(ordered)) - 1)]
@@ -301,7 +324,7 @@ def ms(values: list[float]) -> str:
 
 def report(name: str, figures: dict[str, Any]) -> None:
     print(f"\n== {name}")
-    print(f"{'notice answer':<34}{'n':>5} {'median ms':>9} {'p95 ms':>9} {'max ms':>9}")
+    print(f"{'notice answer':<34}{COLUMNS}")
     for label, values in figures["latency"].items():
         print(f"{label:<34}{ms(values)}")
     whole = figures["whole"]
@@ -310,14 +333,15 @@ def report(name: str, figures: dict[str, Any]) -> None:
         f"whole way: {count} notices in {whole['seconds']:.1f} s = "
         f"{count / whole['seconds']:.2f} notices/s (one worker in this process)"
     )
-    print(
-        f"{'notice to Processed report':<34}{'n':>5} {'median ms':>9} {'p95 ms':>9} {'max ms':>9}"
-    )
+    print(f"{'notice to Processed report':<34}{COLUMNS}")
     print(f"{'  all, sent back to back':<34}{ms(whole['to processed'])}")
     for kind, values in whole["by kind"].items():
         print(f"{'  ' + kind + ', back to back':<34}{ms(values)}")
     for kind, values in whole["alone"].items():
         print(f"{'  ' + kind + ', alone':<34}{ms(values)}")
+    print(f"{'jobs of the whole way':<34}{COLUMNS}  total s")
+    for label, values in sorted(whole["jobs"].items()):
+        print(f"{'  ' + label:<34}{ms(values)}  {sum(values):>7.1f}")
 
 
 def main() -> None:
