@@ -172,16 +172,17 @@ def empty_queues() -> None:
 
 def processed_at(service: AssetProcessor, assets: list[dict[str, Any]]) -> float | None:
     """When the last of the notice's assets got its final report; None until then."""
-    with service._lock:
-        arrived = {
-            report["assetId"]: (when, report["processingProgress"])
-            for report, when in zip(service.reports, service.arrivals, strict=True)
-            if report["processingProgress"] in FINAL
-        }
-    found = [arrived.get(asset["asset_id"]) for asset in assets]
-    if not all(found):
-        return None
-    progress = {status for _, status in found}
+    found = []
+    for asset in assets:
+        final = [
+            (when, r)
+            for when, r in service.arrivals_for(asset["asset_id"])
+            if r["processingProgress"] in FINAL
+        ]
+        if not final:
+            return None
+        found.append(final[0])
+    progress = {report["processingProgress"] for _, report in found}
     if progress != {"Processed"}:
         raise SystemExit(f"a notice ended {progress}, not Processed: see the web and worker logs")
     return max(when for when, _ in found)
@@ -205,17 +206,23 @@ def whole_way(notices: Notices, args: argparse.Namespace) -> dict[str, Any]:
         assets = KINDS[kind](notices.service)
         prepared.append((kind, assets, notices.token(assets)))
     sent: list[float] = []
+    failed: list[BaseException] = []
 
     def send() -> None:
-        for _, _, token in prepared:
-            sent.append(time.monotonic())
-            notices.post(token)
+        try:
+            for _, _, token in prepared:
+                sent.append(time.monotonic())
+                notices.post(token)
+        except BaseException as exc:  # SystemExit too: a thread would drop it silently
+            failed.append(exc)
 
     sender = threading.Thread(target=send)
     sender.start()
     ends: list[float | None] = [None] * len(prepared)
 
     def done() -> bool:
+        if failed:
+            raise failed[0]
         for i, (_, assets, _) in enumerate(prepared):
             ends[i] = ends[i] or processed_at(notices.service, assets)
         return not sender.is_alive() and all(ends)

@@ -117,6 +117,12 @@ class AssetProcessor:
         with self._lock:
             return [r for r in self.reports if r["assetId"] == asset_id]
 
+    def arrivals_for(self, asset_id: str) -> list[tuple[float, dict[str, Any]]]:
+        """The accepted reports for the asset, each with when it arrived."""
+        with self._lock:
+            pairs = zip(self.arrivals, self.reports, strict=True)
+            return [(when, r) for when, r in pairs if r["assetId"] == asset_id]
+
     # --- notices -----------------------------------------------------------------------------
 
     def notice_claims(
