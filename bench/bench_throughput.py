@@ -36,7 +36,9 @@ from pathlib import Path
 
 import httpx
 from bench_core import ROOT, free_port, gunicorn, wait_up
+from flask import Flask
 
+from app import create_app
 from app.jobs.redis_server import EmbeddedRedis
 from tests.documents import pdf_bytes
 from tests.fakes.llm_server import FakeLLM
@@ -153,6 +155,18 @@ class Tool:
             text=True,
         )
         return done.stdout.strip()
+
+    def app(self) -> Flask:
+        """The same app in this process (to seed it, or to run jobs in it), with the same
+        settings: create_app reads them from the environment, as the CLI and gunicorn do."""
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(self.env)
+        try:
+            return create_app()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
     def start_web(self) -> None:
         port = free_port()

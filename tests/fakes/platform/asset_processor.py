@@ -67,6 +67,8 @@ class AssetProcessor:
     assets: dict[str, Asset] = field(default_factory=dict)
     #: Every accepted report, as posted.
     reports: list[dict[str, Any]] = field(default_factory=list)
+    #: When each of ``reports`` arrived (time.monotonic()): benchmarks time the whole way.
+    arrivals: list[float] = field(default_factory=list)
     #: Every report request: (status, body as posted).
     report_requests: list[tuple[int, Any]] = field(default_factory=list)
     #: The Authorization header of every asset request, by path.
@@ -114,6 +116,12 @@ class AssetProcessor:
     def reports_for(self, asset_id: str) -> list[dict[str, Any]]:
         with self._lock:
             return [r for r in self.reports if r["assetId"] == asset_id]
+
+    def arrivals_for(self, asset_id: str) -> list[tuple[float, dict[str, Any]]]:
+        """The accepted reports for the asset, each with when it arrived."""
+        with self._lock:
+            pairs = zip(self.arrivals, self.reports, strict=True)
+            return [(when, r) for when, r in pairs if r["assetId"] == asset_id]
 
     # --- notices -----------------------------------------------------------------------------
 
@@ -228,6 +236,7 @@ class AssetProcessor:
             self.report_requests.append((status, body))
             if status == 201:
                 self.reports.append(body)
+                self.arrivals.append(time.monotonic())
         return _json(answer, status)
 
     def _check_report(self, body: Any) -> tuple[int, Any]:
