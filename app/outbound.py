@@ -24,8 +24,10 @@ from __future__ import annotations
 import functools
 import ipaddress
 import math
+import os
 import re
 import socket
+import ssl
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -339,9 +341,22 @@ def _too_large(max_bytes: int) -> OutboundError:
     return OutboundError(f"the answer is larger than {max_bytes} bytes", summary=TOO_LARGE)
 
 
+def ssl_context() -> ssl.SSLContext:
+    """The TLS settings every outbound client shares. Building them reads the CA bundle
+    (about 20 ms), which every score push, report, download and grading paid once or twice
+    before; they are built once per process for each SSL_CERT_FILE / SSL_CERT_DIR (a lab's
+    own CA), read when a client is made."""
+    return _ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context(_cert_file: str | None, _cert_dir: str | None) -> ssl.SSLContext:
+    return httpx.create_ssl_context(trust_env=True)  # reads those two from the environment
+
+
 class _GuardedTransport(httpx.HTTPTransport):
     def __init__(self, limits: Limits) -> None:
-        super().__init__(trust_env=False)
+        super().__init__(verify=ssl_context(), trust_env=False)
         self._limits = limits
         # httpx has no parameter for its connection pool's network backend, so the pool it
         # built is replaced by one with ours. HTTPTransport._pool is private: the test
@@ -349,9 +364,7 @@ class _GuardedTransport(httpx.HTTPTransport):
         # fails if a new httpx stops sending requests through it.
         self._pool.close()
         self._pool = httpcore.ConnectionPool(
-            # SSL_CERT_FILE / SSL_CERT_DIR still name extra CAs (a lab's own CA)
-            ssl_context=httpx.create_ssl_context(trust_env=True),
-            network_backend=_PinnedBackend(limits.private),
+            ssl_context=ssl_context(), network_backend=_PinnedBackend(limits.private)
         )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:

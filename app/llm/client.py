@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from app import metrics, safe_json
+from app import metrics, outbound, safe_json
 from app.catalogue import N_
 from app.llm.endpoints import Allowlists
 from app.llm.errors import (
@@ -105,7 +105,10 @@ class LLMClient:
         if settings.api_key:
             headers["Authorization"] = f"Bearer {settings.api_key}"
         self._http = httpx.Client(
-            transport=transport, headers=headers, timeout=httpx.Timeout(settings.timeout)
+            transport=transport,
+            verify=outbound.ssl_context(),  # with no transport given: built once per process
+            headers=headers,
+            timeout=httpx.Timeout(settings.timeout),
         )
         self._json_mode_supported = True
 

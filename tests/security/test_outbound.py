@@ -389,3 +389,19 @@ def test_the_limit_counts_the_client_behind_a_trusted_proxy(tmp_path, redis_serv
 
     assert [attempt("203.0.113.7") for _ in range(3)] == [400, 400, 429]
     assert attempt("203.0.113.8") == 400  # another client behind the same proxy
+
+
+def test_clients_share_their_tls_settings_until_the_ca_setting_changes(tmp_path, monkeypatch):
+    """Reading the CA bundle costs about 20 ms: every client of a process shares one TLS
+    context, and a lab's own CA set later (SSL_CERT_FILE) still gets a context of its own."""
+    limits = outbound.Limits(5.0, 1000, private=outbound.ANY_PRIVATE)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    first, second = outbound.ssl_context(), outbound.ssl_context()
+    assert first is second
+    with outbound.client(limits) as http:
+        assert http._transport._pool._ssl_context is first  # the pool that sends requests
+    cert, _key = _self_signed("localhost", tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    lab = outbound.ssl_context()
+    assert lab is not first and lab is outbound.ssl_context()
+    assert ((("commonName", "localhost"),),) in [ca["subject"] for ca in lab.get_ca_certs()]
