@@ -50,7 +50,15 @@ GRADING_LAYER = ("app.grading", "app.llm", "app.extract", "app.judge", "app.poli
 #: What the grading layer may use outside itself: Flask-free modules at the bottom of ``app``.
 #: ``app.i18n`` is not one (it is Flask-Babel's wiring); its ``N_`` lives in ``app.catalogue``.
 FOUNDATION = frozenset(
-    {"app.catalogue", "app.safe_regex", "app.redaction", "app.safe_json", "app.metrics"}
+    {
+        "app.catalogue",
+        "app.safe_regex",
+        "app.redaction",
+        "app.safe_json",
+        "app.metrics",
+        # Flask-free; the model client takes its shared TLS context (app.outbound.ssl_context)
+        "app.outbound",
+    }
 )
 
 #: What the evaluation core must not import: the sides that use it.
