@@ -18,14 +18,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import func, select
 
-from app import outbound
 from app.evaluation import delivery
 from app.evaluation.lifecycle import new_job_id
-from app.extensions import db, redis_connection
-from app.lti import claims, keys
+from app.extensions import db
+from app.lti import claims
 from app.lti.passback import is_releasable, plain_comment
 from app.lti.service_client import ServiceClient, ServiceError
 from app.models import JobStatus, PushStatus, Submission
@@ -133,14 +131,7 @@ class ReportClient(ServiceClient):
 
 
 def client(submission: Submission) -> ReportClient:
-    config = current_app.config
-    return ReportClient(
-        submission.activity.platform,
-        keys.active_key(config["EVALUAITOR_KEY_DIR"]),
-        redis_connection(),
-        timeout=config["EVALUAITOR_AGS_TIMEOUT"],
-        private=outbound.private_access(config),
-    )
+    return ReportClient.configured(submission.activity.platform)
 
 
 class ReportSender:

@@ -19,12 +19,9 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 import nh3
-from flask import current_app
-from redis import Redis
 
 from app import outbound
-from app.extensions import redis_connection
-from app.lti import claims, keys
+from app.lti import claims
 from app.lti.service_client import ServiceClient, ServiceError, safe_url
 from app.models import Platform
 from app.text import clean_text
@@ -50,22 +47,6 @@ class AssetTooLarge(AssetError):
 
 class AssetClient(ServiceClient):
     error = AssetError
-
-    def __init__(
-        self,
-        platform: Platform,
-        key: keys.ToolKey,
-        redis: Redis,
-        *,
-        max_bytes: int,
-        timeout: float,
-        private: outbound.PrivateAccess,
-    ) -> None:
-        """Like any service client, but its answers may be as large as the activity's
-        uploads (``max_bytes``), not a page of JSON."""
-        super().__init__(platform, key, redis, timeout=timeout, private=private)
-        self._http.close()
-        self._http = outbound.client(outbound.Limits(timeout, max_bytes, private))
 
     def download(self, url: str) -> bytes:
         """The asset's bytes, following redirects; raises AssetError."""
@@ -105,15 +86,9 @@ def _origin(url: str) -> tuple[str, str]:
 
 
 def client(platform: Platform, max_bytes: int) -> AssetClient:
-    config = current_app.config
-    return AssetClient(
-        platform,
-        keys.active_key(config["EVALUAITOR_KEY_DIR"]),
-        redis_connection(),
-        max_bytes=max_bytes,
-        timeout=config["EVALUAITOR_AGS_TIMEOUT"],
-        private=outbound.private_access(config),
-    )
+    """An Asset Service client whose answers may be as large as the activity's uploads
+    (``max_bytes``), not a page of JSON."""
+    return AssetClient.configured(platform, max_bytes=max_bytes)
 
 
 def matches(data: bytes, sha256: str | None) -> bool:

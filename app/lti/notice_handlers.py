@@ -16,11 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
-
-from app import outbound
-from app.extensions import redis_connection
-from app.lti import claims, keys
+from app.lti import claims
 from app.lti.service_client import ServiceClient, ServiceError, safe_url
 from app.models import Activity
 
@@ -83,12 +79,5 @@ def register_submission_handler(activity: Activity, handler: str) -> None:
     NoticeHandlerError (``retryable`` when trying again later may help)."""
     if not activity.notice_service_url:
         raise NoticeHandlerError("the activity has no notice service URL", retryable=False)
-    config = current_app.config
-    with PnsClient(
-        activity.platform,
-        keys.active_key(config["EVALUAITOR_KEY_DIR"]),
-        redis_connection(),
-        timeout=config["EVALUAITOR_AGS_TIMEOUT"],
-        private=outbound.private_access(config),
-    ) as client:
+    with PnsClient.configured(activity.platform) as client:
         client.register(activity.notice_service_url, claims.SUBMISSION_NOTICE, handler)

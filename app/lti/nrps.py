@@ -20,9 +20,9 @@ from typing import Any
 from flask_babel import gettext as _
 from redis.exceptions import RedisError
 
-from app import outbound, privacy
+from app import privacy
 from app.extensions import redis_connection
-from app.lti import claims, keys
+from app.lti import claims
 from app.lti.service_client import ServiceClient, ServiceError, with_query
 from app.models import Course, Platform
 
@@ -135,13 +135,7 @@ def course_roster(platform: Platform, course: Course | None, config: Mapping[str
     if cached is not None:
         return cached
     try:
-        with NrpsClient(
-            platform,
-            keys.active_key(config["EVALUAITOR_KEY_DIR"]),
-            redis_connection(),
-            timeout=config["EVALUAITOR_NRPS_TIMEOUT"],
-            private=outbound.private_access(config),
-        ) as client:
+        with NrpsClient.configured(platform, timeout="EVALUAITOR_NRPS_TIMEOUT") as client:
             members = client.members(
                 course.memberships_url, page_size=config["EVALUAITOR_NRPS_PAGE_SIZE"]
             )

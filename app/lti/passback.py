@@ -34,12 +34,10 @@ from datetime import UTC, datetime, timedelta
 from flask import current_app
 from sqlalchemy import func, select
 
-from app import outbound
 from app.evaluation import delivery
 from app.evaluation.lifecycle import new_job_id
-from app.extensions import db, redis_connection
+from app.extensions import db
 from app.i18n import N_
-from app.lti import keys
 from app.lti.ags import AgsClient, AgsError
 from app.models import (
     Activity,
@@ -153,15 +151,7 @@ def failure(exc: AgsError) -> delivery.DeliveryFailed:
 
 
 def ags_client(activity: Activity) -> AgsClient:
-    config = current_app.config
-    return AgsClient(
-        activity.platform,
-        keys.active_key(config["EVALUAITOR_KEY_DIR"]),
-        redis_connection(),
-        scopes=activity.ags_scopes,
-        timeout=config["EVALUAITOR_AGS_TIMEOUT"],
-        private=outbound.private_access(config),
-    )
+    return AgsClient.configured(activity.platform, scopes=activity.ags_scopes)
 
 
 def _resolve_lineitem(client: AgsClient, activity: Activity) -> tuple[str, float]:

@@ -21,10 +21,12 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import httpx
 import jwt
+from flask import current_app
 from redis import Redis
 
 from app import outbound, safe_json
-from app.lti import claims
+from app.extensions import redis_connection
+from app.lti import claims, keys
 from app.lti.keys import ToolKey
 from app.models import Platform
 
@@ -57,12 +59,29 @@ class ServiceClient:
         scopes: list[str] | None = None,
         timeout: float = 20.0,
         private: outbound.PrivateAccess = outbound.NO_PRIVATE,
+        max_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self._platform = platform
         self._granted = set(scopes or ())
         self._key = key
         self._redis = redis
-        self._http = outbound.client(outbound.Limits(timeout, MAX_ANSWER_BYTES, private))
+        self._http = outbound.client(outbound.Limits(timeout, max_bytes, private))
+
+    @classmethod
+    def configured(
+        cls, platform: Platform, *, timeout: str = "EVALUAITOR_AGS_TIMEOUT", **options: Any
+    ) -> Self:
+        """This client for ``platform`` as the app is set up: its signing key, Redis, the
+        outbound rules, and the deadline the setting ``timeout`` names."""
+        config = current_app.config
+        return cls(
+            platform,
+            keys.active_key(config["EVALUAITOR_KEY_DIR"]),
+            redis_connection(),
+            timeout=config[timeout],
+            private=outbound.private_access(config),
+            **options,
+        )
 
     def close(self) -> None:
         self._http.close()
