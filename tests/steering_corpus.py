@@ -2,7 +2,7 @@
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl to extra4.jsonl, written later by other
+not tuned to: never tune on it. extra.jsonl to extra5.jsonl, written later by other
 writers, are tuning data only, so the held-out half stays the one written before any detector
 existed.
 """
@@ -23,8 +23,14 @@ EXTRA3 = CORPUS.with_name("extra3.jsonl")
 #: A fifth tuning set, written blind to the held-out half from its per-tactic counts alone:
 #: role play and indirect appeals in every language, look-alikes that discuss grading.
 EXTRA4 = CORPUS.with_name("extra4.jsonl")
+#: A sixth tuning set, written blind before the learnt reader was trained on it: role play and
+#: indirect appeals, look-alikes of code, grading topics and reflections.
+EXTRA5 = CORPUS.with_name("extra5.jsonl")
 #: The tuning-only files, in the order load() reads them after the corpus.
-EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4)
+EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5)
+#: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
+#: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
+ORDINARY = CORPUS.with_name("ordinary.jsonl")
 
 LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
 KINDS = ("attempt", "lookalike")
@@ -74,6 +80,17 @@ def read(path: Path) -> list[Case]:
     """The cases of one file, in file order."""
     with path.open(encoding="utf-8") as lines:
         return [Case(**json.loads(line)) for line in lines if line.strip()]
+
+
+def ordinary(half: str | None = None) -> list[Case]:
+    """The plain coursework paragraphs as cases of kind "ordinary" (tactic: their subject)."""
+    with ORDINARY.open(encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in lines if line.strip()]
+    cases = [
+        Case(row["id"], row["lang"], "ordinary", row["subject"], row["half"], row["text"], "")
+        for row in rows
+    ]
+    return [case for case in cases if half is None or case.half == half]
 
 
 def load(half: str | None = None) -> list[Case]:

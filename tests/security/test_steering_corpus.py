@@ -23,9 +23,11 @@ from tests.steering_corpus import (
     HALVES,
     KINDS,
     LANGS,
+    ORDINARY,
     TACTICS,
     Case,
     load,
+    ordinary,
     read,
 )
 
@@ -163,3 +165,22 @@ def test_the_fourth_set_covers_every_language_and_tactic() -> None:
 def test_load_rejects_an_unknown_half() -> None:
     with pytest.raises(ValueError, match="unknown half"):
         load("test")
+
+
+def test_the_plain_coursework_is_well_formed_and_split_by_language() -> None:
+    """ordinary.jsonl: plain paragraphs in every language, halves alternating per language,
+    sharing no text with the steering files (a paragraph in both would be both kinds)."""
+    fields = {"id", "lang", "subject", "half", "text"}
+    lines = ORDINARY.read_text(encoding="utf-8").splitlines()
+    assert all(set(json.loads(line)) == fields for line in lines)
+    cases = ordinary()
+    assert len({case.id for case in cases}) == len(cases) >= 400
+    seen: Counter[str] = Counter()
+    for case in cases:
+        assert case.lang in LANGS and case.id.startswith(f"o-{case.lang}-"), case.id
+        assert case.half == HALVES[seen[case.lang] % 2], case.id
+        assert 0 < len(case.text) <= MAX_CHARS, case.id
+        seen[case.lang] += 1
+    assert set(seen) == set(LANGS) and min(seen.values()) >= 50
+    steering = {" ".join(case.text.split()).casefold() for case in load()}
+    assert steering.isdisjoint(" ".join(case.text.split()).casefold() for case in cases)

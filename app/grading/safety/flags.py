@@ -25,6 +25,7 @@ from app.grading.safety.patterns import (
     _TAG_TO_ASCII,
     _ZERO_WIDTH,
 )
+from app.grading.safety.reader import reader
 
 #: A first-person subject right before a phrase: no imperative has one.
 _OPINION = re.compile(r"\b(?:i|we)(?:'d| would| could| might)(?: \w+)? \Z")
@@ -50,23 +51,25 @@ def strip_invisible(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
-def inspect(text: str) -> list[SafetyFlag]:
-    """Flags for the teacher, at most ``MAX_FLAGS``, one per distinct evidence; never edits."""
+def inspect(text: str, *, learnt: bool = True) -> list[SafetyFlag]:
+    """Flags for the teacher, at most ``MAX_FLAGS``, one per distinct evidence; never edits.
+    ``learnt=False``: the rules alone, without the learnt reader (what it is trained from)."""
     found: dict[tuple[str, str], SafetyFlag] = {}
-    for flag in _flags(text):
+    for flag in _flags(text, learnt):
         found.setdefault((flag.code, flag.evidence.casefold()), flag)
         if len(found) == MAX_FLAGS:
             break
     return list(found.values())
 
 
-def _flags(text: str) -> Iterator[SafetyFlag]:
+def _flags(text: str, learnt: bool) -> Iterator[SafetyFlag]:
     hidden = " ".join(_TAG_RUN.findall(text)).translate(_TAG_TO_ASCII)
     yield from _hidden_text(text, hidden)
-    yield from _phrases(text, hidden=False)
+    yield from _phrases(text, hidden=False, learnt=learnt)
     if hidden.strip():
         run = _TAG_RUN.search(text)
-        yield from _phrases(hidden, hidden=True, span=(run.start(), run.end()) if run else None)
+        where = (run.start(), run.end()) if run else None
+        yield from _phrases(hidden, hidden=True, learnt=learnt, span=where)
 
 
 def _hidden_text(text: str, tag_text: str) -> Iterator[SafetyFlag]:
@@ -95,11 +98,12 @@ def _hidden_text(text: str, tag_text: str) -> Iterator[SafetyFlag]:
 
 
 def _phrases(
-    text: str, *, hidden: bool, span: tuple[int, int] | None = None
+    text: str, *, hidden: bool, learnt: bool, span: tuple[int, int] | None = None
 ) -> Iterator[SafetyFlag]:
     """Phrase flags; hidden text's (``span``: where it hides in the original) point there."""
     folded = _Folded(text)
     discussed = not hidden and _DISCUSSION.search(folded.text) is not None
+    read = reader().read(folded.text) if learnt else []  # each paragraph's chance
     flagged: list[tuple[int, int]] = []  # folded spans already flagged by a phrase
     fences = steering.fences(folded.text)
     for code, label, pattern in _PHRASES:
@@ -152,15 +156,55 @@ def _phrases(
     for hit in steering.find(folded.text):
         if any(start < hit.end and hit.start < end for start, end in flagged):
             continue  # a phrase already named this passage
+        flagged.append((hit.start, hit.end))
         start, end = folded.orig(hit.start), folded.orig(hit.end)
         if hit.code == "ScoreClaim":
             message = f"Text that {hit.label}; an AI grader may take it as its verdict."
         else:
             message = f"The submission seems to {hit.label}. Check the grade by hand."
+        code = hit.code
+        if not (hidden or hit.disguised):
+            code, message = _second_opinion(code, message, read, (hit.start, hit.end))
         message = ("Hidden text: " if hidden else "") + message
-        yield SafetyFlag(
-            hit.code, message, _render(text[start:end].strip()), *(span or (start, end))
-        )
+        yield SafetyFlag(code, message, _render(text[start:end].strip()), *(span or (start, end)))
+    for piece_start, piece_end, chance in read:
+        if chance < reader().flag_at or any(
+            start < piece_end and piece_start < end for start, end in flagged
+        ):
+            continue  # ordinary, or a rule already named something in this paragraph
+        head = "This paragraph reads like the attempts to steer a grader the tool learnt from "
+        if steering.speaks_to_nobody(folded.text, piece_start, piece_end, fences):
+            code = "QuotedSteering"
+            message = (
+                f"{head}({chance:.0%} likely), but it quotes the marking's rules, a scene or a "
+                "program; the grade is held only if leaving it out changes it."
+            )
+        else:
+            code = "PromptInjection"
+            message = f"{head}({chance:.0%} likely), though no rule names it. Check the grade."
+        narrowed = reader().narrow(folded.text, piece_start, piece_end)
+        start, end = folded.orig(narrowed[0]), folded.orig(narrowed[1])
+        message = ("Hidden text: " if hidden else "") + message
+        yield SafetyFlag(code, message, _render(text[start:end].strip()), *(span or (start, end)))
+
+
+def _second_opinion(
+    code: str, message: str, read: list[tuple[int, int, float]], span: tuple[int, int]
+) -> tuple[str, str]:
+    """A class rule's flag (:mod:`~app.grading.safety.steering`) in a paragraph the learnt
+    reader finds ordinary is tested, not trusted: it becomes "QuotedSteering", so the grade is
+    held only if grading again without the passage moves it (app.grading.runner). The known
+    injection phrases, disguised and hidden text, and paragraphs too short to read are never
+    doubted."""
+    if code not in ("PromptInjection", "ScoreClaim"):
+        return code, message
+    chance = max((c for start, end, c in read if start < span[1] and span[0] < end), default=1.0)
+    if chance >= reader().doubt_below:
+        return code, message
+    return "QuotedSteering", (
+        f"{message} The paragraph otherwise reads as ordinary work (the tool's learnt reader "
+        f"gives it {chance:.0%}), so the grade is held only if leaving it out changes it."
+    )
 
 
 def _quoted_or_mid_sentence(folded: str, start: int) -> bool:

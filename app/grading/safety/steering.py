@@ -974,6 +974,7 @@ class Hit:
     end: int
     label: str  # what it does, completing "The submission seems to ..."
     code: str = "PromptInjection"  # or "ScoreClaim": a grade stated, not asked for
+    disguised: bool = False  # found only once spelt-out letters or digits were read back
 
 
 _SENTENCE_END = re.compile(  # not after an initial or a title: "Prof. Rossi", "M. Durand"
@@ -1002,7 +1003,11 @@ def _hits(folded: str) -> Iterator[Hit]:
         for start, end in plain.regions():
             for hit in _rules(plain.text[start:end]):
                 yield Hit(
-                    plain.orig(start + hit.start), plain.orig(start + hit.end), hit.label, hit.code
+                    plain.orig(start + hit.start),
+                    plain.orig(start + hit.end),
+                    hit.label,
+                    hit.code,
+                    disguised=True,
                 )
 
 
@@ -1234,10 +1239,25 @@ _RULE_SOURCE = _word(
 )
 
 
+def _quotes_the_rules(window: str) -> bool:
+    """The marking's own rules, quoted from their source: they name no work and nobody."""
+    return bool(_RULE_SOURCE.search(window)) and not (_THIS.search(window) or _YOU.search(window))
+
+
+def speaks_to_nobody(text: str, start: int, end: int, fence_offsets: list[int]) -> bool:
+    """Whether the passage ``text[start:end]`` only quotes or stages talk about grading: the
+    marking's rules quoted from their source, a scene where people speak in turn, a code block
+    or a program's output. The learnt reader reads wording, not who speaks, so its flags
+    defer to this (app.grading.safety.flags)."""
+    window = text[start:end]
+    middle = (start + end) // 2
+    return _quotes_the_rules(window) or _in_a_scene(window) or in_code(text, middle, fence_offsets)
+
+
 def _judge(window: str) -> str | None:
     """What the passage does to the grader, or None when it speaks to nobody about a grade."""
-    if _RULE_SOURCE.search(window) and not (_THIS.search(window) or _YOU.search(window)):
-        return None  # the marking's own rules, quoted: they name no work and nobody
+    if _quotes_the_rules(window):
+        return None
     if (
         _ADDRESSED_GRADER.search(window)
         or _IF_YOU_ARE.search(window)

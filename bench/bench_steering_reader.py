@@ -1,0 +1,124 @@
+"""What the learnt steering reader adds to the rules, on text neither had seen.
+
+Each tuning set after the first two was committed before the rules were tuned on it, so the
+rules at that commit met it blind. For each such set this replays those rules (``git
+archive`` of ``app/`` at the commit that added the file, run in a subprocess), trains the
+reader (scripts/train_steering_reader.py) on every other tuning set, and prints, on that set:
+the rules alone, the rules with the reader's flags (``--flag-at``; read as the tool reads, in
+pieces, deferring to quotations of the rules, scenes and code), and with its doubt on rule
+flags (``--doubt-below``) too. The doubt is replayed on every rule flag, as the old rules
+cannot tell a known phrase from a class rule, so its cost in attempts is an upper bound. The
+held-out half is never measured. Needs git history and scikit-learn (the test extra).
+
+    .venv/bin/python bench/bench_steering_reader.py [--flag-at F] [--doubt-below D]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from train_steering_reader import DOUBT_BELOW, FLAG_AT, training_cases, weights  # noqa: E402
+
+from app.grading.safety import steering  # noqa: E402
+from app.grading.safety.folding import _Folded  # noqa: E402
+from app.grading.safety.reader import Reader  # noqa: E402
+from tests.steering_corpus import EXTRAS, Case, read  # noqa: E402
+
+#: Asked of the rules as they were: which passages would they hold for the teacher.
+_OLD_RULES = """
+import json, sys
+from app.grading import safety
+from app.grading.runner import HOLD_FOR_REVIEW
+texts = json.load(sys.stdin)
+print(json.dumps([any(f.code in HOLD_FOR_REVIEW for f in safety.inspect(t)) for t in texts]))
+"""
+
+
+def added_in(path: Path) -> str:
+    """The commit that added ``path``: the rules there had never seen it."""
+    return subprocess.run(
+        ["git", "log", "--diff-filter=A", "--format=%H", "-1", "--", str(path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def old_rules(commit: str, texts: list[str]) -> list[bool]:
+    archive = subprocess.run(
+        ["git", "archive", commit, "app"], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    with tempfile.TemporaryDirectory() as tree:
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(tree, filter="data")
+        answer = subprocess.run(
+            [sys.executable, "-c", _OLD_RULES],
+            input=json.dumps(texts),
+            cwd=tree,
+            check=True,
+            capture_output=True,
+            text=True,
+            env={"PYTHONPATH": tree},
+        ).stdout
+    return json.loads(answer)
+
+
+def shares(cases: list[Case], held: list[bool]) -> str:
+    attempts = [h for c, h in zip(cases, held, strict=True) if c.kind == "attempt"]
+    lookalikes = [h for c, h in zip(cases, held, strict=True) if c.kind != "attempt"]
+    return (
+        f"{sum(attempts) / len(attempts):6.1%} of attempts, "
+        f"{sum(lookalikes) / len(lookalikes):5.1%} of look-alikes"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flag-at", type=float, default=FLAG_AT)
+    parser.add_argument("--doubt-below", type=float, default=DOUBT_BELOW)
+    args = parser.parse_args()
+    for path in EXTRAS[1:]:
+        cases = read(path)
+        rules = old_rules(added_in(path), [case.text for case in cases])
+        others = [case for case in training_cases() if not case.id.startswith(cases[0].id[:2])]
+        reader = Reader(weights(others))
+        read_ = [_reading(reader, case.text) for case in cases]
+        with_reader = [r or sure >= args.flag_at for r, (sure, _) in zip(rules, read_, strict=True)]
+        doubted = [
+            (r and most >= args.doubt_below) or (not r and sure >= args.flag_at)
+            for r, (sure, most) in zip(rules, read_, strict=True)
+        ]
+        print(f"{path.name} ({len(cases)} passages, rules of {added_in(path)[:7]})")
+        print(f"  rules alone                 {shares(cases, rules)}")
+        print(f"  + reader ≥ {args.flag_at:<4}             {shares(cases, with_reader)}")
+        print(f"  + doubt below {args.doubt_below:<4}          {shares(cases, doubted)}")
+
+
+def _reading(reader: Reader, text: str) -> tuple[float, float]:
+    """The highest chance of a piece the reader would flag (not one that only quotes the
+    rules, a scene or code), and the highest of any piece (1.0 when none is long enough)."""
+    folded = _Folded(text).text
+    read_ = reader.read(folded)
+    fence_offsets = steering.fences(folded)
+    flaggable = [
+        chance
+        for start, end, chance in read_
+        if not steering.speaks_to_nobody(folded, start, end, fence_offsets)
+    ]
+    return max(flaggable, default=0.0), max((chance for *_, chance in read_), default=1.0)
+
+
+if __name__ == "__main__":
+    main()

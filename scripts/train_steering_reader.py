@@ -1,0 +1,150 @@
+"""Train the steering reader (app/grading/safety/reader.py) on the corpus's tuning half.
+
+    .venv/bin/python scripts/train_steering_reader.py          # writes reader.json
+    .venv/bin/python scripts/train_steering_reader.py --check  # exit 1 if it is stale
+
+Reads the tuning halves only (``training_cases``): the look-alikes and the plain coursework
+paragraphs both teach it what to leave alone. The held-out halves are what the reader is
+measured on (bench/bench_steering.py) and never reach it. scikit-learn (the test extra) fits
+the model; the tool reads the weights it writes with no numerical library. The fit is
+deterministic, so ``--check`` (run by the test suite) fails when a tuning set changed and the
+weights were not made again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.grading.cross_check import REMOVED, without  # noqa: E402
+from app.grading.runner import ABLATE_ON  # noqa: E402
+from app.grading.safety import inspect  # noqa: E402
+from app.grading.safety.folding import _Folded  # noqa: E402
+from app.grading.safety.reader import ANALYZERS, WEIGHTS, word_grams  # noqa: E402
+from tests.steering_corpus import Case, load, ordinary  # noqa: E402
+
+#: Inverse regularisation and the two thresholds (app.grading.safety.reader.Reader), chosen
+#: by replaying the last three tuning sets against the rules as they were before each
+#: (bench/bench_steering_reader.py).
+C = 10.0
+FLAG_AT = 0.85
+DOUBT_BELOW = 0.2
+
+
+def training_cases() -> list[Case]:
+    """The corpus's tuning half, the tuning half of the plain coursework paragraphs, and each
+    tuning attempt's own coursework with its steering taken out (``contexts``)."""
+    cases = load("tuning")
+    # Two writers may write the same plain sentence: a context equal to a held-out text
+    # would be trained on (the held-out texts are read for this check alone).
+    held_out = {case.text for case in load("heldout") + ordinary("heldout")}
+    own_work = [case for case in contexts(cases) if case.text not in held_out]
+    return cases + ordinary("tuning") + own_work
+
+
+def contexts(cases: list[Case]) -> list[Case]:
+    """The ordinary work around each attempt, as more plain paragraphs: the passages the
+    rules flag are taken out as a second grading would take them (app.grading.cross_check).
+
+    Without these, the topics the corpus's writers chose for an attempt's surrounding
+    coursework ("photosynthesis", "the French Revolution") are learnt as signs of steering,
+    and a plain essay on photosynthesis reads as one."""
+    made = []
+    for case in cases:
+        if case.kind != "attempt":
+            continue
+        spans = [(f.start, f.end) for f in inspect(case.text, learnt=False) if f.code in ABLATE_ON]
+        rest = " ".join(without(case.text, spans)[0].replace(REMOVED, " ").split())
+        if spans and len(word_grams(rest)) >= 9:  # five words at least, and their pairs
+            made.append(replace(case, id=f"{case.id}/context", kind="context", text=rest))
+    return made
+
+
+def fit(cases: list[Case], c: float = C):
+    """The fitted vectorisers (one per feature group) and logistic regression."""
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    texts = [_Folded(case.text).text for case in cases]
+    vectorizers = {
+        name: TfidfVectorizer(analyzer=analyse, sublinear_tf=True, min_df=2)
+        for name, analyse in ANALYZERS.items()
+    }
+    features = hstack([v.fit_transform(texts) for v in vectorizers.values()]).tocsr()
+    labels = [case.kind == "attempt" for case in cases]
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
+    return vectorizers, model.fit(features, labels)
+
+
+def weights(cases: list[Case]) -> dict:
+    """What reader.json holds: the threshold, and each feature's idf and coefficient."""
+    vectorizers, model = fit(cases)
+    coefs = model.coef_[0]
+    groups, offset = {}, 0
+    for name, vectorizer in vectorizers.items():
+        vocabulary = vectorizer.vocabulary_
+        groups[name] = {
+            gram: [_round(vectorizer.idf_[i]), _round(coefs[offset + i])]
+            for gram, i in sorted(vocabulary.items())
+        }
+        offset += len(vocabulary)
+    digest = hashlib.sha256("\n".join(case.text for case in cases).encode()).hexdigest()
+    return {
+        "trained_on": {"cases": len(cases), "sha256": digest, "C": C},
+        "flag_at": FLAG_AT,
+        "doubt_below": DOUBT_BELOW,
+        "intercept": _round(model.intercept_[0]),
+        "groups": groups,
+    }
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.6g}")
+
+
+def differences(shipped: dict, made: dict, tolerance: float = 1e-3) -> list[str]:
+    """How ``shipped`` weights differ from freshly ``made`` ones; numbers within
+    ``tolerance``, as another machine's floating point may fit them a little differently."""
+    found = [
+        key for key in ("trained_on", "flag_at", "doubt_below") if shipped.get(key) != made.get(key)
+    ]
+    if abs(shipped["intercept"] - made["intercept"]) > tolerance:
+        found.append("intercept")
+    for name, grams in made["groups"].items():
+        known = shipped["groups"].get(name, {})
+        if known.keys() != grams.keys():
+            found.append(f"{name}: other features")
+        elif any(
+            abs(a - b) > tolerance
+            for gram, values in grams.items()
+            for a, b in zip(known[gram], values, strict=True)
+        ):
+            found.append(f"{name}: other weights")
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if reader.json is stale")
+    cases = training_cases()
+    assert all(case.half == "tuning" for case in cases)
+    made = weights(cases)
+    if parser.parse_args().check:
+        found = differences(json.loads(WEIGHTS.read_text(encoding="utf-8")), made)
+        print(f"{WEIGHTS.name} is stale ({', '.join(found)}): run {__file__}" if found else "ok")
+        return int(bool(found))
+    text = json.dumps(made, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    WEIGHTS.write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {WEIGHTS.name}: {len(cases)} tuning cases, {len(text) // 1024} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
