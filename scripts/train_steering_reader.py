@@ -26,7 +26,7 @@ from app.grading.cross_check import REMOVED, without  # noqa: E402
 from app.grading.runner import ABLATE_ON  # noqa: E402
 from app.grading.safety import inspect  # noqa: E402
 from app.grading.safety.folding import _Folded  # noqa: E402
-from app.grading.safety.reader import ANALYZERS, WEIGHTS, word_grams  # noqa: E402
+from app.grading.safety.reader import ANALYZERS, WEIGHTS, Reader, word_grams  # noqa: E402
 from tests.steering_corpus import Case, load, ordinary  # noqa: E402
 
 #: Inverse regularisation and the two thresholds (app.grading.safety.reader.Reader), chosen
@@ -109,24 +109,24 @@ def _round(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def differences(shipped: dict, made: dict, tolerance: float = 1e-3) -> list[str]:
-    """How ``shipped`` weights differ from freshly ``made`` ones; numbers within
-    ``tolerance``, as another machine's floating point may fit them a little differently."""
-    found = [
-        key for key in ("trained_on", "flag_at", "doubt_below") if shipped.get(key) != made.get(key)
+def differences(shipped: dict, made: dict, cases: list[Case], tolerance: float = 0.01) -> list[str]:
+    """How ``shipped`` weights differ from freshly ``made`` ones: their settings, their
+    features, or a chance on one of ``cases`` by more than ``tolerance`` (another machine's
+    numerical libraries may fit each weight a little differently)."""
+    found = [key for key in ("trained_on", "flag_at", "doubt_below") if shipped[key] != made[key]]
+    found += [
+        f"{name}: other features"
+        for name, grams in made["groups"].items()
+        if shipped["groups"].get(name, {}).keys() != grams.keys()
     ]
-    if abs(shipped["intercept"] - made["intercept"]) > tolerance:
-        found.append("intercept")
-    for name, grams in made["groups"].items():
-        known = shipped["groups"].get(name, {})
-        if known.keys() != grams.keys():
-            found.append(f"{name}: other features")
-        elif any(
-            abs(a - b) > tolerance
-            for gram, values in grams.items()
-            for a, b in zip(known[gram], values, strict=True)
-        ):
-            found.append(f"{name}: other weights")
+    if not found:
+        old, new = Reader(shipped), Reader(made)
+        texts = [_Folded(case.text).text for case in cases]
+        found += [
+            f"the chance of {case.id}"
+            for case, text in zip(cases, texts, strict=True)
+            if abs(old.chance(text) - new.chance(text)) > tolerance
+        ][:5]
     return found
 
 
@@ -137,7 +137,7 @@ def main() -> int:
     assert all(case.half == "tuning" for case in cases)
     made = weights(cases)
     if parser.parse_args().check:
-        found = differences(json.loads(WEIGHTS.read_text(encoding="utf-8")), made)
+        found = differences(json.loads(WEIGHTS.read_text(encoding="utf-8")), made, cases)
         print(f"{WEIGHTS.name} is stale ({', '.join(found)}): run {__file__}" if found else "ok")
         return int(bool(found))
     text = json.dumps(made, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

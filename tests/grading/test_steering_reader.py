@@ -65,7 +65,11 @@ def test_an_attempts_own_coursework_teaches_what_plain_work_looks_like(training)
 def test_the_shipped_weights_are_what_the_script_makes_today(training):
     """A tuning set changed without training again (or weights edited by hand) fails here."""
     shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    assert training.differences(shipped, training.weights(training.training_cases())) == []
+    cases = training.training_cases()
+    made = training.weights(cases)
+    assert training.differences(shipped, made, cases) == []
+    tampered = {**shipped, "intercept": shipped["intercept"] + 1}
+    assert training.differences(tampered, made, cases)[0].startswith("the chance of ")
 
 
 def test_its_pure_python_scores_are_scikit_learns(training):
