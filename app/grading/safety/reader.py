@@ -79,14 +79,14 @@ class Reader:
         z = self.intercept
         for name, analyse in ANALYZERS.items():
             known = self.groups[name]
-            weighed = [
-                ((1 + math.log(count)) * known[gram][0], known[gram][1])
-                for gram, count in Counter(analyse(folded)).items()
-                if gram in known
-            ]
-            norm = math.sqrt(sum(value * value for value, _ in weighed))
-            if norm:
-                z += sum(value * coef for value, coef in weighed) / norm
+            squares = dot = 0.0
+            for gram, count in Counter(analyse(folded)).items():
+                if weight := known.get(gram):
+                    value = (1 + math.log(count)) * weight[0]
+                    squares += value * value
+                    dot += value * weight[1]
+            if squares:
+                z += dot / math.sqrt(squares)
         return 1 / (1 + math.exp(-z)) if z > -700 else 0.0
 
     def read(self, folded: str) -> list[tuple[int, int, float]]:
