@@ -41,7 +41,11 @@ import json, sys
 from app.grading import safety
 from app.grading.runner import HOLD_FOR_REVIEW
 texts = json.load(sys.stdin)
-print(json.dumps([any(f.code in HOLD_FOR_REVIEW for f in safety.inspect(t)) for t in texts]))
+try:  # the rules alone, once a learnt reader is part of inspect
+    flags = [safety.inspect(t, learnt=False) for t in texts]
+except TypeError:
+    flags = [safety.inspect(t) for t in texts]
+print(json.dumps([any(f.code in HOLD_FOR_REVIEW for f in found) for found in flags]))
 """
 
 

@@ -2,7 +2,7 @@
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl to extra5.jsonl, written later by other
+not tuned to: never tune on it. extra.jsonl to extra8.jsonl, written later by other
 writers, are tuning data only, so the held-out half stays the one written before any detector
 existed.
 """
@@ -26,8 +26,13 @@ EXTRA4 = CORPUS.with_name("extra4.jsonl")
 #: A sixth tuning set, written blind before the learnt reader was trained on it: role play and
 #: indirect appeals, look-alikes of code, grading topics and reflections.
 EXTRA5 = CORPUS.with_name("extra5.jsonl")
+#: Three more, each written blind and committed before the reader was trained on it:
+#: instructions and ready-made answers; role play and indirect appeals; registers others miss.
+EXTRA6 = CORPUS.with_name("extra6.jsonl")
+EXTRA7 = CORPUS.with_name("extra7.jsonl")
+EXTRA8 = CORPUS.with_name("extra8.jsonl")
 #: The tuning-only files, in the order load() reads them after the corpus.
-EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5)
+EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, EXTRA6, EXTRA7, EXTRA8)
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
 #: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
 ORDINARY = CORPUS.with_name("ordinary.jsonl")

@@ -25,8 +25,8 @@ def rates(cases: list[Case]) -> tuple[float, float]:
 
 @pytest.mark.parametrize(
     "prefix",
-    ["", "x-", "y-", "z-", "w-", "v-"],
-    ids=["corpus", "extra", "extra2", "extra3", "extra4", "extra5"],
+    ["", "x-", "y-", "z-", "w-", "v-", "u-", "t-", "s-"],
+    ids=["corpus", *(f"extra{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8))],
 )
 def test_every_tuning_set_is_held(prefix):
     """A change that loses what a tuning set taught shows here first."""

@@ -145,6 +145,8 @@ def _phrases(
                 )
                 if steering.reported(folded.text, m.start()):
                     flag_code = "QuotedSteering"  # in quotes, said or given as an example
+                else:  # the rules are unsure already: the learnt reader may tip it
+                    flag_code, message = _second_opinion(flag_code, message, read, m.span())
             if code != "ScoreClaim":
                 flagged.append(m.span())
             if disguised:
@@ -193,9 +195,9 @@ def _second_opinion(
 ) -> tuple[str, str]:
     """A class rule's flag (:mod:`~app.grading.safety.steering`) in a paragraph the learnt
     reader finds ordinary is tested, not trusted: it becomes "QuotedSteering", so the grade is
-    held only if grading again without the passage moves it (app.grading.runner). The known
-    injection phrases, disguised and hidden text, and paragraphs too short to read are never
-    doubted."""
+    held only if grading again without the passage moves it (app.grading.runner). A known
+    injection phrase is doubted only where the rules already read it as a possible quotation;
+    disguised and hidden text, and paragraphs too short to read, never are."""
     if code not in ("PromptInjection", "ScoreClaim"):
         return code, message
     chance = max((c for start, end, c in read if start < span[1] and span[0] < end), default=1.0)
