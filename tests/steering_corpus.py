@@ -2,7 +2,7 @@
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl to extra8.jsonl, written later by other
+not tuned to: never tune on it. extra.jsonl to extra11.jsonl, written later by other
 writers, are tuning data only, so the held-out half stays the one written before any detector
 existed.
 """
@@ -31,8 +31,13 @@ EXTRA5 = CORPUS.with_name("extra5.jsonl")
 EXTRA6 = CORPUS.with_name("extra6.jsonl")
 EXTRA7 = CORPUS.with_name("extra7.jsonl")
 EXTRA8 = CORPUS.with_name("extra8.jsonl")
+#: And three more the same way: role play and disguises; impersonal appeals and instructions
+#: without a number; attempts written to pass a keyword filter.
+EXTRA9 = CORPUS.with_name("extra9.jsonl")
+EXTRA10 = CORPUS.with_name("extra10.jsonl")
+EXTRA11 = CORPUS.with_name("extra11.jsonl")
 #: The tuning-only files, in the order load() reads them after the corpus.
-EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, EXTRA6, EXTRA7, EXTRA8)
+EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, EXTRA6, EXTRA7, EXTRA8, EXTRA9, EXTRA10, EXTRA11)
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
 #: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
 ORDINARY = CORPUS.with_name("ordinary.jsonl")
