@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from train_steering_reader import DOUBT_BELOW, FLAG_AT, training_cases, weights  # noqa: E402
+from train_steering_reader import DOUBT_BELOW, FLAG_AT, C, training_cases, weights  # noqa: E402
 
 from app.grading.safety import steering  # noqa: E402
 from app.grading.safety.folding import _Folded  # noqa: E402
@@ -92,12 +92,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flag-at", type=float, default=FLAG_AT)
     parser.add_argument("--doubt-below", type=float, default=DOUBT_BELOW)
+    parser.add_argument("--c", type=float, default=C, help="the fit's inverse regularisation")
     args = parser.parse_args()
     for path in EXTRAS[1:]:
         cases = read(path)
         rules = old_rules(added_in(path), [case.text for case in cases])
         others = [case for case in training_cases() if not case.id.startswith(cases[0].id[:2])]
-        reader = Reader(weights(others))
+        reader = Reader(weights(others, args.c))
         read_ = [_reading(reader, case.text) for case in cases]
         with_reader = [r or sure >= args.flag_at for r, (sure, _) in zip(rules, read_, strict=True)]
         doubted = [

@@ -83,9 +83,9 @@ def fit(cases: list[Case], c: float = C):
     return vectorizers, model.fit(features, labels)
 
 
-def weights(cases: list[Case]) -> dict:
+def weights(cases: list[Case], c: float = C) -> dict:
     """What reader.json holds: the threshold, and each feature's idf and coefficient."""
-    vectorizers, model = fit(cases)
+    vectorizers, model = fit(cases, c)
     coefs = model.coef_[0]
     groups, offset = {}, 0
     for name, vectorizer in vectorizers.items():
@@ -97,7 +97,7 @@ def weights(cases: list[Case]) -> dict:
         offset += len(vocabulary)
     digest = hashlib.sha256("\n".join(case.text for case in cases).encode()).hexdigest()
     return {
-        "trained_on": {"cases": len(cases), "sha256": digest, "C": C},
+        "trained_on": {"cases": len(cases), "sha256": digest, "C": c},
         "flag_at": FLAG_AT,
         "doubt_below": DOUBT_BELOW,
         "intercept": _round(model.intercept_[0]),
