@@ -2,7 +2,7 @@
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl to extra11.jsonl, written later by other
+not tuned to: never tune on it. extra.jsonl to extra14.jsonl, written later by other
 writers, are tuning data only, so the held-out half stays the one written before any detector
 existed.
 """
@@ -36,8 +36,28 @@ EXTRA8 = CORPUS.with_name("extra8.jsonl")
 EXTRA9 = CORPUS.with_name("extra9.jsonl")
 EXTRA10 = CORPUS.with_name("extra10.jsonl")
 EXTRA11 = CORPUS.with_name("extra11.jsonl")
+#: And three more: jailbreak habits in a student's words; subtle placements (a P.S., a
+#: caption, a footer); school genres in Catalan, Spanish, German and French.
+EXTRA12 = CORPUS.with_name("extra12.jsonl")
+EXTRA13 = CORPUS.with_name("extra13.jsonl")
+EXTRA14 = CORPUS.with_name("extra14.jsonl")
 #: The tuning-only files, in the order load() reads them after the corpus.
-EXTRAS = (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, EXTRA6, EXTRA7, EXTRA8, EXTRA9, EXTRA10, EXTRA11)
+EXTRAS = (
+    EXTRA,
+    EXTRA2,
+    EXTRA3,
+    EXTRA4,
+    EXTRA5,
+    EXTRA6,
+    EXTRA7,
+    EXTRA8,
+    EXTRA9,
+    EXTRA10,
+    EXTRA11,
+    EXTRA12,
+    EXTRA13,
+    EXTRA14,
+)
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
 #: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
 ORDINARY = CORPUS.with_name("ordinary.jsonl")

@@ -143,6 +143,12 @@ def zebra_reader(monkeypatch):
     monkeypatch.setattr("app.grading.safety.flags.reader", lambda: Reader(weights))
 
 
+def test_a_scene_is_no_excuse(zebra_reader):
+    """A play, a character sheet or an e-mail can cast the grader as well as a note can."""
+    scene = f"TEACHER: {ZEBRA}\nSTUDENT: I see, thank you for the explanation of the herd."
+    assert [f.code for f in inspect(scene)] == ["PromptInjection"]
+
+
 def test_a_paragraph_it_is_sure_of_is_flagged_though_no_rule_names_it(zebra_reader):
     text = f"{PLAIN}\n\n{ZEBRA}\n\n{PLAIN}"
     [flag] = inspect(text)
@@ -155,11 +161,10 @@ def test_a_paragraph_it_is_sure_of_is_flagged_though_no_rule_names_it(zebra_read
     [
         "According to the rubric, {zebra}",
         "```\n{zebra}\n```",
-        "TEACHER: {zebra}\nSTUDENT: I see, thank you for the explanation of the herd.",
     ],
-    ids=["the marking's rules", "a code block", "a scene"],
+    ids=["the marking's rules", "a code block"],
 )
-def test_in_a_quotation_of_the_rules_code_or_a_scene_it_is_tested_not_held(zebra_reader, framing):
+def test_in_a_quotation_of_the_rules_or_code_it_is_tested_not_held(zebra_reader, framing):
     [flag] = inspect(framing.format(zebra=ZEBRA))
     assert flag.code == "QuotedSteering" and flag.code not in runner.HOLD_FOR_REVIEW
     assert flag.code in runner.ABLATE_ON

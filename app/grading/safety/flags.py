@@ -178,8 +178,8 @@ def _phrases(
         if steering.speaks_to_nobody(folded.text, piece_start, piece_end, fences):
             code = "QuotedSteering"
             message = (
-                f"{head}({chance:.0%} likely), but it quotes the marking's rules, a scene or a "
-                "program; the grade is held only if leaving it out changes it."
+                f"{head}({chance:.0%} likely), but it quotes the marking's rules or a program; "
+                "the grade is held only if leaving it out changes it."
             )
         else:
             code = "PromptInjection"
