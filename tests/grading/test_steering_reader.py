@@ -210,3 +210,15 @@ def test_plain_coursework_it_never_saw_is_left_alone():
     texts = [case.text for case in ordinary("heldout")] + [ESSAY, PLAIN]
     held = [t for t in texts if any(f.code in runner.HOLD_FOR_REVIEW for f in inspect(t))]
     assert len(held) <= 0.02 * len(texts), held
+
+
+def test_long_tokens_are_read_but_never_kept():
+    """Distinct long tokens (URLs, blobs) would fill the per-word cache with thousands of
+    letter groups each: they are built each time instead."""
+    from app.grading.safety import reader as module
+
+    blob = "x" * 400
+    before = module._word_grams.cache_info().currsize
+    grams = module.letter_grams(f"{blob}1 {blob}2 word")
+    assert f" {blob[:4]}" in grams and "word " in grams
+    assert module._word_grams.cache_info().currsize <= before + 1

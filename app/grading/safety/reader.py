@@ -1,20 +1,20 @@
-"""A second reader for steering: a linear model over each paragraph's words and letter groups,
-trained on the tuning half of the steering corpus (``scripts/train_steering_reader.py``).
+"""A second reader for steering: a linear model over the words and letter groups of each run
+of paragraphs, trained on the tuning halves of the steering corpus
+(``scripts/train_steering_reader.py``).
 
 Why a model next to the rules: the rules in :mod:`~app.grading.safety.steering` name the parts
 every attempt needs from small vocabularies, and the next student's phrasing falls between
-them (each new writer's set: 67–69 % caught before the rules were tuned to it). Word pairs and
-letter groups (``"korrekt"``, ``"rubri"``, ``'"score'``) carry over to wordings nobody listed.
-Replaying the rules as they stood before each of the last three tuning sets, this reader
-(trained without that set) added 12–24 points of attempts caught for 0–0.6 points more
-look-alikes flagged, at ``Reader.flag_at`` (docs/decisions.md).
+them (each new writer's set: 59–81 % caught before the rules met it). Word pairs and letter
+groups (``"korrekt"``, ``"rubri"``, ``'"score'``) carry over to wordings nobody listed:
+replaying the rules as they stood before each tuning set, this reader (trained without that
+set) adds 13–30 points of attempts caught (``bench/bench_steering_reader.py``).
 
-It reads paragraphs, the size of the passages it learnt from, never single sentences: out of
-their paragraph, ordinary sentences about graders and scores look like attempts far more
-often. It only adds flags, never clears one, and never changes a score: a flagged grade waits
-for the teacher and is graded again without the paragraph, as any other steering flag.
-Its weights are data (``reader.json``), loaded once per process; scoring is pure Python, so
-the tool needs no numerical library at run time.
+It reads runs of paragraphs the size of the passages it learnt from, never single sentences:
+out of their paragraph, ordinary sentences about graders and scores look like attempts far
+more often. It never changes a score. It flags what it is sure of; where it finds a
+paragraph ordinary, a class rule's flag there is tested rather than held
+(:mod:`~app.grading.safety.flags`). Its weights are data (``reader.json``), loaded once per
+process; scoring is pure Python, so the tool needs no numerical library at run time.
 """
 
 from __future__ import annotations
@@ -48,12 +48,23 @@ def word_grams(folded: str) -> list[str]:
 def letter_grams(folded: str) -> list[str]:
     """Groups of 2–5 letters within each blank-separated token, punctuation kept
     (``'"score'``, ``"</gr"``): stems across languages and the shape of a ready-made answer."""
-    return [gram for token in folded.split() for gram in _token_grams(token)]
+    return [
+        gram
+        for token in folded.split()
+        for gram in (_word_grams(token) if len(token) <= _CACHED else _grams(token))
+    ]
+
+
+_CACHED = 32  # words repeat and are short; a long token (a URL, a blob) is built each time
 
 
 @lru_cache(maxsize=1 << 16)
-def _token_grams(token: str) -> tuple[str, ...]:
-    """One token's letter groups; words repeat, so a long text builds each word's once."""
+def _word_grams(token: str) -> tuple[str, ...]:
+    """A word's letter groups, kept: a long text builds each word's once."""
+    return _grams(token)
+
+
+def _grams(token: str) -> tuple[str, ...]:
     padded = f" {token} "
     return tuple(padded[i : i + n] for n in range(2, 6) for i in range(len(padded) - n + 1))
 
