@@ -20,44 +20,11 @@ EXTRA = CORPUS.with_name("extra.jsonl")
 EXTRA2 = CORPUS.with_name("extra2.jsonl")
 #: A fourth tuning set, in registers and framings the others lack; every line "tuning".
 EXTRA3 = CORPUS.with_name("extra3.jsonl")
-#: A fifth tuning set, written blind to the held-out half from its per-tactic counts alone:
-#: role play and indirect appeals in every language, look-alikes that discuss grading.
-EXTRA4 = CORPUS.with_name("extra4.jsonl")
-#: A sixth tuning set, written blind before the learnt reader was trained on it: role play and
-#: indirect appeals, look-alikes of code, grading topics and reflections.
-EXTRA5 = CORPUS.with_name("extra5.jsonl")
-#: Three more, each written blind and committed before the reader was trained on it:
-#: instructions and ready-made answers; role play and indirect appeals; registers others miss.
-EXTRA6 = CORPUS.with_name("extra6.jsonl")
-EXTRA7 = CORPUS.with_name("extra7.jsonl")
-EXTRA8 = CORPUS.with_name("extra8.jsonl")
-#: And three more the same way: role play and disguises; impersonal appeals and instructions
-#: without a number; attempts written to pass a keyword filter.
-EXTRA9 = CORPUS.with_name("extra9.jsonl")
-EXTRA10 = CORPUS.with_name("extra10.jsonl")
-EXTRA11 = CORPUS.with_name("extra11.jsonl")
-#: And three more: jailbreak habits in a student's words; subtle placements (a P.S., a
-#: caption, a footer); school genres in Catalan, Spanish, German and French.
-EXTRA12 = CORPUS.with_name("extra12.jsonl")
-EXTRA13 = CORPUS.with_name("extra13.jsonl")
-EXTRA14 = CORPUS.with_name("extra14.jsonl")
-#: The tuning-only files, in the order load() reads them after the corpus.
-EXTRAS = (
-    EXTRA,
-    EXTRA2,
-    EXTRA3,
-    EXTRA4,
-    EXTRA5,
-    EXTRA6,
-    EXTRA7,
-    EXTRA8,
-    EXTRA9,
-    EXTRA10,
-    EXTRA11,
-    EXTRA12,
-    EXTRA13,
-    EXTRA14,
-)
+#: The tuning-only files, in the order load() reads them after the corpus. extra4.jsonl was
+#: written from the held-out half's per-tactic counts alone; extra5 to extra14 each blind and
+#: committed before the learnt reader was trained on it (tests/data/steering/README.md says
+#: what each one covers).
+EXTRAS = (EXTRA, EXTRA2, EXTRA3, *(CORPUS.with_name(f"extra{n}.jsonl") for n in range(4, 15)))
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
 #: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
 ORDINARY = CORPUS.with_name("ordinary.jsonl")
@@ -124,7 +91,7 @@ def ordinary(half: str | None = None) -> list[Case]:
 
 
 def load(half: str | None = None) -> list[Case]:
-    """All cases (corpus, then extra, extra2, extra3) in file order, or only those of ``half``.
+    """All cases (the corpus, then each of EXTRAS) in file order, or only those of ``half``.
 
     "heldout" reads corpus.jsonl alone: the extra sets are tuning data by construction.
     """

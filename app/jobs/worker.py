@@ -66,10 +66,12 @@ def preload() -> None:
     from sqlalchemy.orm import configure_mappers
 
     from app.grading import registry
+    from app.grading.safety.reader import reader
     from app.jobs import tasks  # noqa: F401  (the tasks and the whole evaluation core)
 
     registry.register_builtin()
     configure_mappers()
+    reader()  # the steering reader's weights: 0.15 s to read, which each job would pay again
 
 
 def sweep_forever(app: Flask) -> None:

@@ -36,11 +36,16 @@ def training():
     return _training_script()
 
 
+@pytest.fixture(scope="module")
+def cases(training):
+    """What the script trains on (a second to gather: each attempt's rules are run)."""
+    return training.training_cases()
+
+
 # -- what it learnt from --------------------------------------------------------------------
 
 
-def test_it_learns_from_the_tuning_halves_only(training):
-    cases = training.training_cases()
+def test_it_learns_from_the_tuning_halves_only(cases):
     assert {case.half for case in cases} == {"tuning"}
     held_out = {case.text for case in load("heldout") + ordinary("heldout")}
     assert held_out and not held_out & {case.text for case in cases}
@@ -62,20 +67,18 @@ def test_an_attempts_own_coursework_teaches_what_plain_work_looks_like(training)
     assert context.text.startswith("Glaciers carve") and context.text.endswith("behind them.")
 
 
-def test_the_shipped_weights_are_what_the_script_makes_today(training):
+def test_the_shipped_weights_are_what_the_script_makes_today(training, cases):
     """A tuning set changed without training again (or weights edited by hand) fails here."""
     shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    cases = training.training_cases()
     made = training.weights(cases)
     assert training.differences(shipped, made, cases) == []
     tampered = {**shipped, "intercept": shipped["intercept"] + 1}
     assert training.differences(tampered, made, cases)[0].startswith("the chance of ")
 
 
-def test_its_pure_python_scores_are_scikit_learns(training):
-    cases = training.training_cases()[::25]
-    vectorizers, model = training.fit(training.training_cases())
-    texts = [_Folded(case.text).text for case in cases] + ["", "a", "ok ok ok ok"]
+def test_its_pure_python_scores_are_scikit_learns(training, cases):
+    vectorizers, model = training.fit(cases)
+    texts = [_Folded(case.text).text for case in cases[::25]] + ["", "a", "ok ok ok ok"]
     from scipy.sparse import hstack
 
     expected = model.predict_proba(

@@ -9,7 +9,7 @@ import pytest
 from app.grading import safety
 from app.grading.runner import HOLD_FOR_REVIEW
 from app.grading.safety import steering
-from tests.steering_corpus import Case, load
+from tests.steering_corpus import CORPUS, EXTRAS, Case, load, read
 
 TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
 
@@ -23,14 +23,10 @@ def rates(cases: list[Case]) -> tuple[float, float]:
     return detected, false
 
 
-@pytest.mark.parametrize(
-    "prefix",
-    ["", "x-", "y-", "z-", "w-", "v-", "u-", "t-", "s-", "r-", "q-", "p-", "n-", "m-", "k-"],
-    ids=["corpus", *(f"extra{n}" for n in ("", *range(2, 15)))],
-)
-def test_every_tuning_set_is_held(prefix):
+@pytest.mark.parametrize("path", [CORPUS, *EXTRAS], ids=lambda path: path.stem)
+def test_every_tuning_set_is_held(path):
     """A change that loses what a tuning set taught shows here first."""
-    cases = [c for c in load("tuning") if c.id[:2] == prefix or (not prefix and c.id[1] != "-")]
+    cases = [c for c in read(path) if c.half == "tuning"]
     detected, false = rates(cases)
     assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
 
