@@ -2,8 +2,10 @@
 
 Runs the flags the runner holds grades for (app.grading.runner.HOLD_FOR_REVIEW) over the
 held-out half of the corpus in tests/data/steering/ and prints the share of attempts flagged
-and of look-alikes flagged, by language and by tactic, then the same two shares for each tuning
-set, then the time the checks take on a long text. Only counts are printed for the held-out
+and of look-alikes flagged, by language and by tactic; then the same for the three fresh
+held-out sets (fresh*.jsonl, written blind after the held-out half had been looked at six
+times), each and together; then the two shares for each tuning set, then the time the checks
+take on a long text. Only counts are printed for the held-out
 half, so that whoever tunes the detector stays blind to its items; ``--misses`` lists the tuning
 half's misses and false flags instead, and ``--tuning`` prints the tuning sets' shares alone.
 
@@ -22,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.grading import safety  # noqa: E402
 from app.grading.runner import HOLD_FOR_REVIEW  # noqa: E402
-from tests.steering_corpus import CORPUS, EXTRAS, Case, load, read  # noqa: E402
+from tests.steering_corpus import CORPUS, EXTRAS, FRESH, Case, fresh, load, read  # noqa: E402
 
 TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
 
@@ -47,22 +49,20 @@ def rates(cases: list[Case]) -> tuple[Counter[str], Counter[str], Counter[str]]:
     return total, hit, misses
 
 
-def table(cases: list[Case]) -> None:
+def table(cases: list[Case], name: str) -> None:
     total, hit, _ = rates(cases)
     for key in sorted(total, key=lambda k: (k.split()[0], len(k.split()), k)):
         print(f"  {key:<36} {hit[key]:>4} of {total[key]:<4} flagged ({hit[key] / total[key]:.1%})")
     detected = hit["attempt"] / total["attempt"]
     false = hit["lookalike"] / total["lookalike"]
     print(
-        f"\nHeld-out: {detected:.1%} of attempts detected (target ≥ {TARGET_DETECTED:.0%}), "
+        f"\n{name}: {detected:.1%} of attempts detected (target ≥ {TARGET_DETECTED:.0%}), "
         f"{false:.1%} of look-alikes flagged (target ≤ {TARGET_FALSE:.0%})"
     )
 
 
-def tuning_sets() -> None:
-    """Detected and falsely flagged shares of each tuning set, which the tests hold at target."""
-    sets = {"corpus tuning half": [c for c in read(CORPUS) if c.half == "tuning"]}
-    sets |= {path.name: read(path) for path in EXTRAS}
+def shares(sets: dict[str, list[Case]]) -> None:
+    """Detected and falsely flagged shares of each set."""
     for name, cases in sets.items():
         total, hit, _ = rates(cases)
         print(
@@ -70,6 +70,12 @@ def tuning_sets() -> None:
             f" detected, {hit['lookalike'] / total['lookalike']:5.1%} of"
             f" {total['lookalike']} look-alikes flagged"
         )
+
+
+def tuning_sets() -> None:
+    """The tuning sets, which the tests hold at target."""
+    sets = {"corpus tuning half": [c for c in read(CORPUS) if c.half == "tuning"]}
+    shares(sets | {path.name: read(path) for path in EXTRAS})
 
 
 def misses(cases: list[Case]) -> None:
@@ -101,7 +107,10 @@ def main() -> None:
         return
     heldout = load("heldout")
     print(f"Steering flags on the held-out half ({len(heldout)} passages)")
-    table(heldout)
+    table(heldout, "Held-out half")
+    print("\nFresh held-out sets")
+    shares({path.name: read(path) for path in FRESH})
+    table(fresh(), "Fresh held-out sets together")
     print("\nTuning sets")
     tuning_sets()
     speed()

@@ -7,8 +7,10 @@ reader (scripts/train_steering_reader.py) on every other tuning set, and prints,
 the rules alone, the rules with the reader's flags (``--flag-at``; read as the tool reads, in
 pieces, deferring to quotations of the rules, scenes and code), and with its doubt on rule
 flags (``--doubt-below``) too. The doubt is replayed on every rule flag, as the old rules
-cannot tell a known phrase from a class rule, so its cost in attempts is an upper bound. The
-held-out half is never measured. Needs git history and scikit-learn (the test extra).
+cannot tell a known phrase from a class rule, so its cost in attempts is an upper bound. Then
+all sets together, and the plain coursework paragraphs the same way: each file's tuning
+paragraphs read by a reader trained without that file. No held-out text is ever measured.
+Needs git history and scikit-learn (the test extra).
 
     .venv/bin/python bench/bench_steering_reader.py [--flag-at F] [--doubt-below D]
 """
@@ -30,10 +32,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from train_steering_reader import DOUBT_BELOW, FLAG_AT, C, training_cases, weights  # noqa: E402
 
-from app.grading.safety import steering  # noqa: E402
+from app.grading.runner import HOLD_FOR_REVIEW  # noqa: E402
+from app.grading.safety import inspect, steering  # noqa: E402
 from app.grading.safety.folding import _Folded  # noqa: E402
 from app.grading.safety.reader import Reader  # noqa: E402
-from tests.steering_corpus import EXTRAS, Case, read  # noqa: E402
+from tests.steering_corpus import EXTRAS, Case, ordinary, read  # noqa: E402
 
 #: Asked of the rules as they were: which passages would they hold for the teacher.
 _OLD_RULES = """
@@ -88,17 +91,22 @@ def shares(cases: list[Case], held: list[bool]) -> str:
     )
 
 
+def prefix(case: Case) -> str:
+    """The id prefix shared by one file's cases ("j-", "o2-")."""
+    return case.id.split("-")[0] + "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flag-at", type=float, default=FLAG_AT)
     parser.add_argument("--doubt-below", type=float, default=DOUBT_BELOW)
     parser.add_argument("--c", type=float, default=C, help="the fit's inverse regularisation")
     args = parser.parse_args()
+    every: tuple[list[Case], list[bool], list[bool]] = ([], [], [])
     for path in EXTRAS[1:]:
         cases = read(path)
         rules = old_rules(added_in(path), [case.text for case in cases])
-        others = [case for case in training_cases() if not case.id.startswith(cases[0].id[:2])]
-        reader = Reader(weights(others, args.c))
+        reader = Reader(weights(training_cases(leave_out=prefix(cases[0])), args.c))
         read_ = [_reading(reader, case.text) for case in cases]
         with_reader = [r or sure >= args.flag_at for r, (sure, _) in zip(rules, read_, strict=True)]
         doubted = [
@@ -109,6 +117,29 @@ def main() -> None:
         print(f"  rules alone                 {shares(cases, rules)}")
         print(f"  + reader ≥ {args.flag_at:<4}             {shares(cases, with_reader)}")
         print(f"  + doubt below {args.doubt_below:<4}          {shares(cases, doubted)}")
+        for kept, found in zip(every, (cases, rules, doubted), strict=True):
+            kept.extend(found)
+    print(f"all {len(EXTRAS) - 1} sets together")
+    print(f"  rules alone                 {shares(every[0], every[1])}")
+    print(f"  + reader and doubt          {shares(every[0], every[2])}")
+    plain(args)
+
+
+def plain(args: argparse.Namespace) -> None:
+    """Plain coursework: each file's tuning paragraphs, read by today's rules and a reader
+    trained without that file, with its doubt."""
+    flagged = total = 0
+    for group in ("o-", "o2-", "o3-"):
+        reader = Reader(weights(training_cases(leave_out=group), args.c))
+        texts = [case.text for case in ordinary("tuning") if case.id.startswith(group)]
+        held = 0
+        for text in texts:
+            sure, most = _reading(reader, text)
+            ruled = any(f.code in HOLD_FOR_REVIEW for f in inspect(text, learnt=False))
+            held += (ruled and most >= args.doubt_below) or (not ruled and sure >= args.flag_at)
+        print(f"plain coursework {group:<4} {held} of {len(texts)} flagged")
+        flagged, total = flagged + held, total + len(texts)
+    print(f"plain coursework, all    {flagged} of {total} ({flagged / total:.2%})")
 
 
 def _reading(reader: Reader, text: str) -> tuple[float, float]:

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import sys
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,26 +27,73 @@ from app.grading.cross_check import REMOVED, without  # noqa: E402
 from app.grading.runner import ABLATE_ON  # noqa: E402
 from app.grading.safety import inspect  # noqa: E402
 from app.grading.safety.folding import _Folded  # noqa: E402
-from app.grading.safety.reader import ANALYZERS, WEIGHTS, Reader, word_grams  # noqa: E402
-from tests.steering_corpus import Case, load, ordinary  # noqa: E402
+from app.grading.safety.reader import (  # noqa: E402
+    ANALYZERS,
+    MAX_PIECE,
+    WEIGHTS,
+    Reader,
+    word_grams,
+)
+from tests.steering_corpus import Case, fresh, load, ordinary  # noqa: E402
 
 #: Inverse regularisation and the two thresholds (app.grading.safety.reader.Reader), chosen
-#: by replaying the last three tuning sets against the rules as they were before each
-#: (bench/bench_steering_reader.py).
+#: by replaying each tuning set against the rules as they were before it and a reader trained
+#: without it (bench/bench_steering_reader.py): FLAG_AT is the lowest at which, with the
+#: doubt, no set has more look-alikes held than under the rules alone, and at most 1 % of the
+#: plain coursework paragraphs are flagged by a reader trained without their file.
 C = 10.0
 FLAG_AT = 0.85
 DOUBT_BELOW = 0.2
 
 
-def training_cases() -> list[Case]:
-    """The corpus's tuning half, the tuning half of the plain coursework paragraphs, and each
-    tuning attempt's own coursework with its steering taken out (``contexts``)."""
-    cases = load("tuning")
+def training_cases(leave_out: str | None = None) -> list[Case]:
+    """The corpus's tuning half, the tuning half of the plain coursework paragraphs, each
+    tuning attempt's own coursework with its steering taken out (``contexts``), and each
+    attempt and look-alike inside a plain paragraph (``embedded``).
+
+    ``leave_out``, an id prefix ("j-", "o2-"), leaves one file out of all of these: what a
+    replay (bench/bench_steering_reader.py) trains on before it measures that file."""
+    cases = [case for case in load("tuning") if not _left_out(case, leave_out)]
+    plain = [case for case in ordinary("tuning") if not _left_out(case, leave_out)]
     # Two writers may write the same plain sentence: a context equal to a held-out text
     # would be trained on (the held-out texts are read for this check alone).
-    held_out = {case.text for case in load("heldout") + ordinary("heldout")}
+    held_out = {case.text for case in load("heldout") + fresh() + ordinary("heldout")}
     own_work = [case for case in contexts(cases) if case.text not in held_out]
-    return cases + ordinary("tuning") + own_work
+    return cases + plain + own_work + embedded(cases, plain)
+
+
+#: The id suffix of an ``embedded`` copy.
+EMBEDDED = "/embedded"
+
+
+def embedded(cases: list[Case], plain: list[Case]) -> list[Case]:
+    """Each attempt and look-alike again, joined in one paragraph with a plain paragraph of
+    its language (before or after it, chosen by its id), where the two fit in one piece.
+
+    Students weave one sentence of steering into a paragraph of real work; read whole, the
+    work's words outweigh it. Replayed on the tuning sets, these copies raised the share of
+    attempts caught blind from 87.5 % to 90.4 % on average, and from 70.8 % to 83.9 % on the
+    set written that way (extra16), with no set's look-alikes flagged more than by the rules
+    alone (bench/bench_steering_reader.py). Look-alikes are joined the same way, so that
+    length and plain work teach nothing by themselves."""
+    paragraphs: dict[str, list[str]] = {}
+    for case in plain:
+        paragraphs.setdefault(case.lang, []).append(" ".join(case.text.split()))
+    made = []
+    for case in cases:
+        if case.kind not in ("attempt", "lookalike"):
+            continue
+        chosen = zlib.crc32(case.id.encode())
+        work = paragraphs[case.lang][chosen % len(paragraphs[case.lang])]
+        text = " ".join(case.text.split())
+        joined = f"{work} {text}" if chosen % 2 else f"{text} {work}"
+        if len(joined) <= MAX_PIECE:
+            made.append(replace(case, id=f"{case.id}{EMBEDDED}", text=joined))
+    return made
+
+
+def _left_out(case: Case, prefix: str | None) -> bool:
+    return prefix is not None and case.id.startswith(prefix)
 
 
 def contexts(cases: list[Case]) -> list[Case]:
@@ -73,11 +121,14 @@ def fit(cases: list[Case], c: float = C):
     from sklearn.linear_model import LogisticRegression
 
     texts = [_Folded(case.text).text for case in cases]
+    # The features and their weighing come from the texts as written: an embedded copy
+    # repeats a plain paragraph, which would make each of its word pairs seem common.
+    written = [text for case, text in zip(cases, texts, strict=True) if EMBEDDED not in case.id]
     vectorizers = {
-        name: TfidfVectorizer(analyzer=analyse, sublinear_tf=True, min_df=2)
+        name: TfidfVectorizer(analyzer=analyse, sublinear_tf=True, min_df=2).fit(written)
         for name, analyse in ANALYZERS.items()
     }
-    features = hstack([v.fit_transform(texts) for v in vectorizers.values()]).tocsr()
+    features = hstack([v.transform(texts) for v in vectorizers.values()]).tocsr()
     labels = [case.kind == "attempt" for case in cases]
     model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
     return vectorizers, model.fit(features, labels)

@@ -2,9 +2,11 @@
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl to extra14.jsonl, written later by other
+not tuned to: never tune on it. extra.jsonl to extra18.jsonl, written later by other
 writers, are tuning data only, so the held-out half stays the one written before any detector
-existed.
+existed. fresh1.jsonl to fresh3.jsonl are held-out only: written blind by three more writers
+once the held-out half had been looked at too often, and committed before the detector changed
+again.
 """
 
 from __future__ import annotations
@@ -24,10 +26,15 @@ EXTRA3 = CORPUS.with_name("extra3.jsonl")
 #: written from the held-out half's per-tactic counts alone; extra5 to extra14 each blind and
 #: committed before the learnt reader was trained on it (tests/data/steering/README.md says
 #: what each one covers).
-EXTRAS = (EXTRA, EXTRA2, EXTRA3, *(CORPUS.with_name(f"extra{n}.jsonl") for n in range(4, 15)))
+EXTRAS = (EXTRA, EXTRA2, EXTRA3, *(CORPUS.with_name(f"extra{n}.jsonl") for n in range(4, 23)))
+#: Fresh held-out sets: every line "heldout", never read by load(), trained or tuned on.
+FRESH = tuple(CORPUS.with_name(f"fresh{n}.jsonl") for n in range(1, 4))
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
 #: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
 ORDINARY = CORPUS.with_name("ordinary.jsonl")
+#: More plain paragraphs by two more writers, many formally close to steering (persuasive
+#: "must" and "deserves", laws, procedures, results with scores): tuning only.
+ORDINARY_EXTRAS = (CORPUS.with_name("ordinary2.jsonl"), CORPUS.with_name("ordinary3.jsonl"))
 
 LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
 KINDS = ("attempt", "lookalike")
@@ -81,13 +88,22 @@ def read(path: Path) -> list[Case]:
 
 def ordinary(half: str | None = None) -> list[Case]:
     """The plain coursework paragraphs as cases of kind "ordinary" (tactic: their subject)."""
-    with ORDINARY.open(encoding="utf-8") as lines:
-        rows = [json.loads(line) for line in lines if line.strip()]
+    rows = [
+        json.loads(line)
+        for path in (ORDINARY, *ORDINARY_EXTRAS)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     cases = [
         Case(row["id"], row["lang"], "ordinary", row["subject"], row["half"], row["text"], "")
         for row in rows
     ]
     return [case for case in cases if half is None or case.half == half]
+
+
+def fresh() -> list[Case]:
+    """The fresh held-out sets' cases, in file order."""
+    return [case for path in FRESH for case in read(path)]
 
 
 def load(half: str | None = None) -> list[Case]:

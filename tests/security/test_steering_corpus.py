@@ -20,12 +20,15 @@ from tests.steering_corpus import (
     EXTRA2,
     EXTRA3,
     EXTRAS,
+    FRESH,
     HALVES,
     KINDS,
     LANGS,
     ORDINARY,
+    ORDINARY_EXTRAS,
     TACTICS,
     Case,
+    fresh,
     load,
     ordinary,
     read,
@@ -55,14 +58,17 @@ EXTRA2_MAX_CHARS = 1500
 #: The fourth set's brief: per kind, and per kind and language.
 EXTRA3_MIN_PER_KIND = 150
 EXTRA3_MIN_PER_LANG = {"en": 25, "es": 20, "ca": 20, "fr": 18, "de": 18, "pt": 18, "it": 18}
+#: Each fresh held-out set's brief: per kind and language, and per tactic of each kind.
+FRESH_MIN_PER_LANG = 12
+FRESH_MIN_PER_TACTIC = 9
 
 
 @pytest.fixture(scope="module")
 def cases() -> list[Case]:
-    return load()
+    return load() + fresh()
 
 
-@pytest.mark.parametrize("path", [CORPUS, *EXTRAS], ids=lambda path: path.name)
+@pytest.mark.parametrize("path", [CORPUS, *EXTRAS, *FRESH], ids=lambda path: path.name)
 def test_every_line_has_exactly_the_fields(path: Path) -> None:
     fields = {"id", "lang", "kind", "tactic", "half", "text", "why"}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -127,6 +133,21 @@ def test_the_extra_sets_are_tuning_only_and_never_held_out(path: Path) -> None:
     assert extra_ids.isdisjoint(case.id for case in load("heldout"))
 
 
+@pytest.mark.parametrize("path", FRESH, ids=lambda path: path.name)
+def test_the_fresh_sets_are_held_out_only_and_cover_every_language_and_tactic(path: Path) -> None:
+    """Never in load(), so never trained or tuned on; each balanced as its brief asked."""
+    fresh_set = read(path)
+    assert {case.half for case in fresh_set} == {"heldout"}
+    assert {case.id for case in fresh_set}.isdisjoint(case.id for case in load())
+    per_lang = Counter((case.kind, case.lang) for case in fresh_set)
+    per_tactic = Counter((case.kind, case.tactic) for case in fresh_set)
+    for kind in KINDS:
+        for lang in LANGS:
+            assert per_lang[kind, lang] >= FRESH_MIN_PER_LANG, (kind, lang)
+        for tactic in TACTICS[kind]:
+            assert per_tactic[kind, tactic] >= FRESH_MIN_PER_TACTIC, (kind, tactic)
+
+
 def test_the_extra_set_is_large_and_varied_enough() -> None:
     extra = read(EXTRA)
     per_lang = Counter((case.kind, case.lang) for case in extra)
@@ -173,7 +194,7 @@ def test_the_plain_coursework_is_well_formed_and_split_by_language() -> None:
     fields = {"id", "lang", "subject", "half", "text"}
     lines = ORDINARY.read_text(encoding="utf-8").splitlines()
     assert all(set(json.loads(line)) == fields for line in lines)
-    cases = ordinary()
+    cases = [case for case in ordinary() if case.id.startswith("o-")]
     assert len({case.id for case in cases}) == len(cases) >= 400
     seen: Counter[str] = Counter()
     for case in cases:
@@ -182,5 +203,22 @@ def test_the_plain_coursework_is_well_formed_and_split_by_language() -> None:
         assert 0 < len(case.text) <= MAX_CHARS, case.id
         seen[case.lang] += 1
     assert set(seen) == set(LANGS) and min(seen.values()) >= 50
-    steering = {" ".join(case.text.split()).casefold() for case in load()}
+    steering = {" ".join(case.text.split()).casefold() for case in load() + fresh()}
     assert steering.isdisjoint(" ".join(case.text.split()).casefold() for case in cases)
+
+
+@pytest.mark.parametrize("path", ORDINARY_EXTRAS, ids=lambda path: path.name)
+def test_the_further_plain_coursework_is_tuning_only(path: Path) -> None:
+    """ordinary2 and ordinary3: the same fields, every language, every line tuning, and no
+    text shared with any other file."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert all(set(row) == {"id", "lang", "subject", "half", "text"} for row in rows)
+    assert {row["half"] for row in rows} == {"tuning"}
+    assert {row["lang"] for row in rows} == set(LANGS)
+    prefix = f"o{path.stem.removeprefix('ordinary')}-"
+    assert all(row["id"].startswith(f"{prefix}{row['lang']}-") for row in rows)
+    assert len({row["id"] for row in rows}) == len(rows) >= 200
+    mine = {" ".join(row["text"].split()).casefold() for row in rows}
+    others = load() + fresh() + [case for case in ordinary() if not case.id.startswith(prefix)]
+    assert len(mine) == len(rows)
+    assert mine.isdisjoint(" ".join(case.text.split()).casefold() for case in others)

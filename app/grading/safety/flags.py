@@ -135,6 +135,7 @@ def _phrases(
                     discussed
                     or _quoted_or_mid_sentence(folded.text, m.start())
                     or steering.reported(folded.text, m.start())  # in single quotes too
+                    or steering.staged(folded.text, m.start())  # a character's line
                 )
             ):
                 message = f"The submission seems to {label}. Check the grade by hand."

@@ -1184,9 +1184,12 @@ def _passage(text: str, start: int, end: int) -> tuple[int, int]:
     return begin, finish
 
 
-# A speaker's line in a script: "SAM: Did you read it?", "LÉA : « ... »", "Lucía: ¿Y cómo...".
+# A speaker's line in a script: "SAM: Did you read it?", "LÉA : « ... »", "Lucía: ¿Y cómo...",
+# "MAYA (stepping forward): ..." (a stage direction between the name and the colon).
 _SPEAKER = re.compile(
-    r"(?:^|(?<=[.!?] ))[\t ]*([a-z][\w'-]{1,20}(?: [a-z][\w'-]{1,20})?)[\t ]?:", re.MULTILINE
+    r"(?:^|(?<=[.!?] ))[\t ]*([a-z][\w'-]{1,20}(?: [a-z][\w'-]{1,20})?)"
+    r"(?: \([^()\n]{1,40}\))?[\t ]?:",
+    re.MULTILINE,
 )
 # Labels that open a line but name no person: the roles a chat transcript has, and headings.
 _NOT_A_NAME = re.compile(
@@ -1209,6 +1212,12 @@ _CAST = re.compile(
     rf"(?:{_STAFF}|student|alumn[oa]|estudiante|alumne|estudiant|eleve|etudiante?|schuler(?:in)?"
     r"|alun[oa]|studente|studentessa|pupil)"
 )
+
+
+def staged(text: str, at: int) -> bool:  # also for the phrase flags (flags.py)
+    """Whether the line at ``at`` is spoken in a scene of a play (``_staged``): a character's
+    line there ("MAYA: Give me full marks.") is not the student's own order to this grader."""
+    return _staged(text[max(0, at - _WINDOW) : at + _WINDOW])
 
 
 def _staged(window: str) -> bool:
