@@ -1,6 +1,7 @@
 """The steering flags measured on the corpus (tests/data/steering), as bench/bench_steering.py
-prints them: the tuning sets hold what was tuned, and the held-out half says how far the
-flags generalise. The issue's target there is >= 95 % detected, <= 2 % falsely flagged."""
+prints them: the tuning sets hold what was tuned, and the held-out half and the fresh held-out
+sets say how far the flags generalise. The issue's target there is >= 95 % detected, <= 2 %
+falsely flagged."""
 
 import re
 
@@ -9,7 +10,7 @@ import pytest
 from app.grading import safety
 from app.grading.runner import HOLD_FOR_REVIEW
 from app.grading.safety import steering
-from tests.steering_corpus import CORPUS, EXTRAS, Case, load, read
+from tests.steering_corpus import CORPUS, EXTRAS, Case, fresh, load, read
 
 TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
 
@@ -31,12 +32,20 @@ def test_every_tuning_set_is_held(path):
     assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
 
 
+def test_the_held_out_half_reaches_the_target():
+    """Looked at seven times while the detector was built (tests/data/steering/README.md),
+    so no longer a blind figure: the fresh sets below are."""
+    detected, false = rates(load("heldout"))
+    assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="held-out: 94.9% detected, 0.0% falsely flagged (issue 24 stays open on this target)",
+    reason="fresh held-out sets, first look: 91.3% detected, 0.8% falsely flagged",
 )
-def test_the_held_out_half_reaches_the_target():
-    detected, false = rates(load("heldout"))
+def test_the_fresh_held_out_sets_reach_the_target():
+    """Three writers nobody had read, committed before the detector last changed."""
+    detected, false = rates(fresh())
     assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
 
 

@@ -4,10 +4,10 @@ of paragraphs, trained on the tuning halves of the steering corpus
 
 Why a model next to the rules: the rules in :mod:`~app.grading.safety.steering` name the parts
 every attempt needs from small vocabularies, and the next student's phrasing falls between
-them (each new writer's set: 59–81 % caught before the rules met it). Word pairs and letter
+them (each new writer's set: 22–81 % caught before the rules met it). Word pairs and letter
 groups (``"korrekt"``, ``"rubri"``, ``'"score'``) carry over to wordings nobody listed:
 replaying the rules as they stood before each tuning set, this reader (trained without that
-set) adds 13–30 points of attempts caught (``bench/bench_steering_reader.py``).
+set) adds 14–39 points of attempts caught (``bench/bench_steering_reader.py``).
 
 It reads runs of paragraphs the size of the passages it learnt from, never single sentences:
 out of their paragraph, ordinary sentences about graders and scores look like attempts far
