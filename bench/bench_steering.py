@@ -2,9 +2,9 @@
 
 Runs the flags the runner holds grades for (app.grading.runner.HOLD_FOR_REVIEW) over the
 held-out half of the corpus in tests/data/steering/ and prints the share of attempts flagged
-and of look-alikes flagged, by language and by tactic; then the same for the three fresh
-held-out sets (fresh*.jsonl, written blind after the held-out half had been looked at six
-times), each and together; then the two shares for each tuning set, then the time the checks
+and of look-alikes flagged, by language and by tactic; then the same for the fresh held-out
+sets (fresh*.jsonl, written blind after the held-out half had been looked at six times), each
+and by batch; then the two shares for each tuning set, then the time the checks
 take on a long text. Only counts are printed for the held-out
 half, so that whoever tunes the detector stays blind to its items; ``--misses`` lists the tuning
 half's misses and false flags instead, and ``--tuning`` prints the tuning sets' shares alone.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.grading import safety  # noqa: E402
 from app.grading.runner import HOLD_FOR_REVIEW  # noqa: E402
-from tests.steering_corpus import CORPUS, EXTRAS, FRESH, Case, fresh, load, read  # noqa: E402
+from tests.steering_corpus import CORPUS, EXTRAS, FRESH, FRESH_BATCHES, Case, fresh, load, read  # noqa: E402
 
 TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
 
@@ -110,7 +110,10 @@ def main() -> None:
     table(heldout, "Held-out half")
     print("\nFresh held-out sets")
     shares({path.name: read(path) for path in FRESH})
-    table(fresh(), "Fresh held-out sets together")
+    for batch, paths in enumerate(FRESH_BATCHES):
+        names = f"{paths[0].stem}-{paths[-1].stem}"
+        print(f"\nFresh held-out sets {names}")
+        table(fresh(batch), f"Fresh held-out sets {names} together")
     print("\nTuning sets")
     tuning_sets()
     speed()

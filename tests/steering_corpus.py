@@ -2,11 +2,11 @@
 
 One loader shared by the corpus's own test, the detector's tests and bench/, so all of them read
 the same files the same way. The "heldout" half exists to measure a detector on attempts it was
-not tuned to: never tune on it. extra.jsonl to extra18.jsonl, written later by other
+not tuned to: never tune on it. extra.jsonl to extra25.jsonl, written later by other
 writers, are tuning data only, so the held-out half stays the one written before any detector
-existed. fresh1.jsonl to fresh3.jsonl are held-out only: written blind by three more writers
-once the held-out half had been looked at too often, and committed before the detector changed
-again.
+existed. fresh1.jsonl to fresh6.jsonl are held-out only: written blind by six more writers
+once the held-out half had been looked at too often, in two batches, each committed before the
+detector changed again.
 """
 
 from __future__ import annotations
@@ -26,9 +26,14 @@ EXTRA3 = CORPUS.with_name("extra3.jsonl")
 #: written from the held-out half's per-tactic counts alone; extra5 to extra14 each blind and
 #: committed before the learnt reader was trained on it (tests/data/steering/README.md says
 #: what each one covers).
-EXTRAS = (EXTRA, EXTRA2, EXTRA3, *(CORPUS.with_name(f"extra{n}.jsonl") for n in range(4, 23)))
-#: Fresh held-out sets: every line "heldout", never read by load(), trained or tuned on.
-FRESH = tuple(CORPUS.with_name(f"fresh{n}.jsonl") for n in range(1, 4))
+EXTRAS = (EXTRA, EXTRA2, EXTRA3, *(CORPUS.with_name(f"extra{n}.jsonl") for n in range(4, 26)))
+#: Fresh held-out sets: every line "heldout", never read by load(), trained or tuned on. Two
+#: batches, each committed before the detector last changed and measured once after: the
+#: newest batch is the blind one (tests/data/steering/README.md).
+FRESH_BATCHES = tuple(
+    tuple(CORPUS.with_name(f"fresh{n}.jsonl") for n in batch) for batch in ((1, 2, 3), (4, 5, 6))
+)
+FRESH = tuple(path for batch in FRESH_BATCHES for path in batch)
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
 #: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
 ORDINARY = CORPUS.with_name("ordinary.jsonl")
@@ -101,9 +106,10 @@ def ordinary(half: str | None = None) -> list[Case]:
     return [case for case in cases if half is None or case.half == half]
 
 
-def fresh() -> list[Case]:
-    """The fresh held-out sets' cases, in file order."""
-    return [case for path in FRESH for case in read(path)]
+def fresh(batch: int | None = None) -> list[Case]:
+    """The fresh held-out sets' cases in file order: all, or those of ``FRESH_BATCHES[batch]``."""
+    paths = FRESH if batch is None else FRESH_BATCHES[batch]
+    return [case for path in paths for case in read(path)]
 
 
 def load(half: str | None = None) -> list[Case]:
