@@ -13,6 +13,8 @@ from app.grading.safety import steering
 from tests.steering_corpus import CORPUS, EXTRAS, Case, fresh, load, read
 
 TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
+#: Why a fresh batch still fails (issue 24 stays open on it).
+MISSED = "{}% detected, {}% falsely flagged"
 
 
 def rates(cases: list[Case]) -> tuple[float, float]:
@@ -39,13 +41,17 @@ def test_the_held_out_half_reaches_the_target():
     assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fresh held-out sets, first look: 91.3% detected, 0.8% falsely flagged",
+@pytest.mark.parametrize(
+    "batch",
+    [
+        pytest.param(0, marks=pytest.mark.xfail(strict=True, reason=MISSED.format(92.1, 0.8))),
+        pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=MISSED.format(88.3, 0.0))),
+    ],
+    ids=["fresh1-3", "fresh4-6"],
 )
-def test_the_fresh_held_out_sets_reach_the_target():
-    """Three writers nobody had read, committed before the detector last changed."""
-    detected, false = rates(fresh())
+def test_the_fresh_held_out_sets_reach_the_target(batch):
+    """Writers nobody had read, each batch committed before the detector last changed."""
+    detected, false = rates(fresh(batch))
     assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
 
 

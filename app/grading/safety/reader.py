@@ -7,7 +7,7 @@ every attempt needs from small vocabularies, and the next student's phrasing fal
 them (each new writer's set: 22–81 % caught before the rules met it). Word pairs and letter
 groups (``"korrekt"``, ``"rubri"``, ``'"score'``) carry over to wordings nobody listed:
 replaying the rules as they stood before each tuning set, this reader (trained without that
-set) adds 14–39 points of attempts caught (``bench/bench_steering_reader.py``).
+set) adds 14–41 points of attempts caught (``bench/bench_steering_reader.py``).
 
 It reads runs of paragraphs the size of the passages it learnt from, never single sentences:
 out of their paragraph, ordinary sentences about graders and scores look like attempts far
