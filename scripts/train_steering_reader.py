@@ -71,7 +71,7 @@ def embedded(cases: list[Case], plain: list[Case]) -> list[Case]:
     its language (before or after it, chosen by its id), where the two fit in one piece.
 
     Students weave one sentence of steering into a paragraph of real work; read whole, the
-    work's words outweigh it. Replayed on the tuning sets, these copies raised the share of
+    work's words outweigh it. Replayed on 17 tuning sets, these copies raised the share of
     attempts caught blind from 87.5 % to 90.4 % on average, and from 70.8 % to 83.9 % on the
     set written that way (extra16), with no set's look-alikes flagged more than by the rules
     alone (bench/bench_steering_reader.py). Look-alikes are joined the same way, so that

@@ -67,6 +67,33 @@ def test_an_attempts_own_coursework_teaches_what_plain_work_looks_like(training)
     assert context.text.startswith("Glaciers carve") and context.text.endswith("behind them.")
 
 
+def test_attempts_and_look_alikes_are_also_learnt_inside_plain_work(training):
+    """Each copy is its case, whole, joined with one plain paragraph of its language, and
+    short enough to be read as one piece."""
+    cases = load("tuning")[:60]
+    plain = ordinary("tuning")
+    made = training.embedded(cases, plain)
+    sources = {case.id: case for case in cases}
+    assert len(made) > len(cases) / 2
+    for copy in made:
+        source = sources[copy.id.removesuffix(training.EMBEDDED)]
+        assert (copy.kind, copy.lang, copy.half) == (source.kind, source.lang, source.half)
+        body = " ".join(source.text.split())
+        assert body in copy.text and len(copy.text) <= MAX_PIECE
+        work = copy.text.replace(body, "", 1).strip()
+        assert work in {" ".join(p.text.split()) for p in plain if p.lang == source.lang}
+
+
+def test_a_replay_leaves_one_file_out_of_everything_it_trains_on(training):
+    """bench/bench_steering_reader.py measures a file with a reader that never read it: not
+    its cases, nor their contexts, nor a copy joined with one of its plain paragraphs."""
+    left_out = training.training_cases(leave_out="o3-")
+    assert not any(case.id.startswith("o3-") for case in left_out)
+    o3 = [" ".join(c.text.split()) for c in ordinary("tuning") if c.id.startswith("o3-")]
+    copies = [case.text for case in left_out if case.id.endswith(training.EMBEDDED)]
+    assert o3 and copies and not any(work in text for text in copies for work in o3)
+
+
 def test_the_shipped_weights_are_what_the_script_makes_today(training, cases):
     """A tuning set changed without training again (or weights edited by hand) fails here."""
     shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
