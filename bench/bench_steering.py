@@ -24,7 +24,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.grading import safety  # noqa: E402
 from app.grading.runner import HOLD_FOR_REVIEW  # noqa: E402
-from tests.steering_corpus import CORPUS, EXTRAS, FRESH, FRESH_BATCHES, Case, fresh, load, read  # noqa: E402
+from tests.steering_corpus import (  # noqa: E402
+    CORPUS,
+    EXTRAS,
+    FRESH,
+    FRESH_BATCHES,
+    Case,
+    fresh,
+    load,
+    read,
+)
 
 TARGET_DETECTED, TARGET_FALSE = 0.95, 0.02
 

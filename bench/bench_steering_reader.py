@@ -109,10 +109,7 @@ def main() -> None:
         reader = Reader(weights(training_cases(leave_out=prefix(cases[0])), args.c))
         read_ = [_reading(reader, case.text) for case in cases]
         with_reader = [r or sure >= args.flag_at for r, (sure, _) in zip(rules, read_, strict=True)]
-        doubted = [
-            (r and most >= args.doubt_below) or (not r and sure >= args.flag_at)
-            for r, (sure, most) in zip(rules, read_, strict=True)
-        ]
+        doubted = [_held(r, reading, args) for r, reading in zip(rules, read_, strict=True)]
         print(f"{path.name} ({len(cases)} passages, rules of {added_in(path)[:7]})")
         print(f"  rules alone                 {shares(cases, rules)}")
         print(f"  + reader ≥ {args.flag_at:<4}             {shares(cases, with_reader)}")
@@ -132,14 +129,24 @@ def plain(args: argparse.Namespace) -> None:
     for group in ("o-", "o2-", "o3-"):
         reader = Reader(weights(training_cases(leave_out=group), args.c))
         texts = [case.text for case in ordinary("tuning") if case.id.startswith(group)]
-        held = 0
-        for text in texts:
-            sure, most = _reading(reader, text)
-            ruled = any(f.code in HOLD_FOR_REVIEW for f in inspect(text, learnt=False))
-            held += (ruled and most >= args.doubt_below) or (not ruled and sure >= args.flag_at)
+        held = sum(
+            _held(
+                any(f.code in HOLD_FOR_REVIEW for f in inspect(text, learnt=False)),
+                _reading(reader, text),
+                args,
+            )
+            for text in texts
+        )
         print(f"plain coursework {group:<4} {held} of {len(texts)} flagged")
         flagged, total = flagged + held, total + len(texts)
     print(f"plain coursework, all    {flagged} of {total} ({flagged / total:.2%})")
+
+
+def _held(ruled: bool, reading: tuple[float, float], args: argparse.Namespace) -> bool:
+    """Held with the reader and its doubt: a rule's flag unless the reader finds every piece
+    ordinary, or the reader's own flag where no rule flagged."""
+    sure, most = reading
+    return (ruled and most >= args.doubt_below) or (not ruled and sure >= args.flag_at)
 
 
 def _reading(reader: Reader, text: str) -> tuple[float, float]:

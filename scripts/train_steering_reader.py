@@ -34,7 +34,7 @@ from app.grading.safety.reader import (  # noqa: E402
     Reader,
     word_grams,
 )
-from tests.steering_corpus import Case, fresh, load, ordinary  # noqa: E402
+from tests.steering_corpus import Case, held_out, load, ordinary  # noqa: E402
 
 #: Inverse regularisation and the two thresholds (app.grading.safety.reader.Reader), chosen
 #: by replaying each tuning set against the rules as they were before it and a reader trained
@@ -57,8 +57,8 @@ def training_cases(leave_out: str | None = None) -> list[Case]:
     plain = [case for case in ordinary("tuning") if not _left_out(case, leave_out)]
     # Two writers may write the same plain sentence: a context equal to a held-out text
     # would be trained on (the held-out texts are read for this check alone).
-    held_out = {case.text for case in load("heldout") + fresh() + ordinary("heldout")}
-    own_work = [case for case in contexts(cases) if case.text not in held_out]
+    unseen = {case.text for case in held_out()}
+    own_work = [case for case in contexts(cases) if case.text not in unseen]
     return cases + plain + own_work + embedded(cases, plain)
 
 

@@ -112,6 +112,12 @@ def fresh(batch: int | None = None) -> list[Case]:
     return [case for path in paths for case in read(path)]
 
 
+def held_out() -> list[Case]:
+    """Every held-out case: the corpus's half, the fresh sets and the plain paragraphs' half.
+    What no training may read."""
+    return load("heldout") + fresh() + ordinary("heldout")
+
+
 def load(half: str | None = None) -> list[Case]:
     """All cases (the corpus, then each of EXTRAS) in file order, or only those of ``half``.
 

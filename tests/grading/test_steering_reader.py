@@ -17,7 +17,7 @@ from app.grading.safety import inspect
 from app.grading.safety.folding import _Folded
 from app.grading.safety.reader import MAX_PIECE, MIN_WORDS, WEIGHTS, Reader, pieces, reader
 from tests.grading.test_runner import job
-from tests.steering_corpus import fresh, load, ordinary
+from tests.steering_corpus import held_out, load, ordinary
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,8 +47,8 @@ def cases(training):
 
 def test_it_learns_from_the_tuning_halves_only(cases):
     assert {case.half for case in cases} == {"tuning"}
-    held_out = {case.text for case in load("heldout") + fresh() + ordinary("heldout")}
-    assert held_out and not held_out & {case.text for case in cases}
+    unseen = {case.text for case in held_out()}
+    assert unseen and not unseen & {case.text for case in cases}
     assert {"attempt", "lookalike", "ordinary", "context"} == {case.kind for case in cases}
 
 
