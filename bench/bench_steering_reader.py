@@ -30,7 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from train_steering_reader import DOUBT_BELOW, FLAG_AT, C, training_cases, weights  # noqa: E402
+from train_steering_reader import (  # noqa: E402
+    ADDRESSED_AT,
+    DOUBT_BELOW,
+    FLAG_AT,
+    C,
+    training_cases,
+    weights,
+)
 
 from app.grading.runner import HOLD_FOR_REVIEW  # noqa: E402
 from app.grading.safety import inspect, steering  # noqa: E402
@@ -99,6 +106,7 @@ def prefix(case: Case) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flag-at", type=float, default=FLAG_AT)
+    parser.add_argument("--addressed-at", type=float, default=ADDRESSED_AT)
     parser.add_argument("--doubt-below", type=float, default=DOUBT_BELOW)
     parser.add_argument("--c", type=float, default=C, help="the fit's inverse regularisation")
     args = parser.parse_args()
@@ -108,11 +116,12 @@ def main() -> None:
         rules = old_rules(added_in(path), [case.text for case in cases])
         reader = Reader(weights(training_cases(leave_out=prefix(cases[0])), args.c))
         read_ = [_reading(reader, case.text) for case in cases]
-        with_reader = [r or sure >= args.flag_at for r, (sure, _) in zip(rules, read_, strict=True)]
+        with_reader = [r or _flags(reading, args) for r, reading in zip(rules, read_, strict=True)]
         doubted = [_held(r, reading, args) for r, reading in zip(rules, read_, strict=True)]
         print(f"{path.name} ({len(cases)} passages, rules of {added_in(path)[:7]})")
         print(f"  rules alone                 {shares(cases, rules)}")
-        print(f"  + reader ≥ {args.flag_at:<4}             {shares(cases, with_reader)}")
+        reader_at = f"{args.flag_at}/{args.addressed_at}"
+        print(f"  + reader ≥ {reader_at:<9}        {shares(cases, with_reader)}")
         print(f"  + doubt below {args.doubt_below:<4}          {shares(cases, doubted)}")
         for kept, found in zip(every, (cases, rules, doubted), strict=True):
             kept.extend(found)
@@ -126,7 +135,7 @@ def plain(args: argparse.Namespace) -> None:
     """Plain coursework: each file's tuning paragraphs, read by today's rules and a reader
     trained without that file, with its doubt."""
     flagged = total = 0
-    for group in ("o-", "o2-", "o3-"):
+    for group in sorted({prefix(case) for case in ordinary("tuning")}):
         reader = Reader(weights(training_cases(leave_out=group), args.c))
         texts = [case.text for case in ordinary("tuning") if case.id.startswith(group)]
         held = sum(
@@ -142,25 +151,39 @@ def plain(args: argparse.Namespace) -> None:
     print(f"plain coursework, all    {flagged} of {total} ({flagged / total:.2%})")
 
 
-def _held(ruled: bool, reading: tuple[float, float], args: argparse.Namespace) -> bool:
+Reading = tuple[float, float, float]
+
+
+def _held(ruled: bool, reading: Reading, args: argparse.Namespace) -> bool:
     """Held with the reader and its doubt: a rule's flag unless the reader finds every piece
     ordinary, or the reader's own flag where no rule flagged."""
-    sure, most = reading
-    return (ruled and most >= args.doubt_below) or (not ruled and sure >= args.flag_at)
+    return (ruled and reading[2] >= args.doubt_below) or (not ruled and _flags(reading, args))
 
 
-def _reading(reader: Reader, text: str) -> tuple[float, float]:
+def _flags(reading: Reading, args: argparse.Namespace) -> bool:
+    """Whether the reader flags a piece of its own: sure enough, or less sure of one that
+    speaks to the grader."""
+    sure, addressed, _ = reading
+    return sure >= args.flag_at or addressed >= args.addressed_at
+
+
+def _reading(reader: Reader, text: str) -> Reading:
     """The highest chance of a piece the reader would flag (not one that only quotes the
-    rules, a scene or code), and the highest of any piece (1.0 when none is long enough)."""
+    rules, a scene or code), of such a piece that speaks to the grader, and of any piece (1.0
+    when none is long enough)."""
     folded = _Folded(text).text
     read_ = reader.read(folded)
     fence_offsets = steering.fences(folded)
     flaggable = [
-        chance
+        (chance, steering.speaks_to_the_grader(folded, start, end))
         for start, end, chance in read_
         if not steering.speaks_to_nobody(folded, start, end, fence_offsets)
     ]
-    return max(flaggable, default=0.0), max((chance for *_, chance in read_), default=1.0)
+    return (
+        max((chance for chance, _ in flaggable), default=0.0),
+        max((chance for chance, spoken in flaggable if spoken), default=0.0),
+        max((chance for *_, chance in read_), default=1.0),
+    )
 
 
 if __name__ == "__main__":

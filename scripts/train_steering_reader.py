@@ -42,7 +42,8 @@ from tests.steering_corpus import Case, held_out, load, ordinary  # noqa: E402
 #: doubt, no set has more look-alikes held than under the rules alone, and at most 1 % of the
 #: plain coursework paragraphs are flagged by a reader trained without their file.
 C = 10.0
-FLAG_AT = 0.85
+FLAG_AT = 0.8
+ADDRESSED_AT = 0.6
 DOUBT_BELOW = 0.2
 
 
@@ -68,7 +69,8 @@ EMBEDDED = "/embedded"
 
 def embedded(cases: list[Case], plain: list[Case]) -> list[Case]:
     """Each attempt and look-alike again, joined in one paragraph with a plain paragraph of
-    its language (before or after it, chosen by its id), where the two fit in one piece.
+    its language that fits with it in one piece (which one, and before or after it, chosen
+    by its id).
 
     Students weave one sentence of steering into a paragraph of real work; read whole, the
     work's words outweigh it. Replayed on 17 tuning sets, these copies raised the share of
@@ -83,12 +85,14 @@ def embedded(cases: list[Case], plain: list[Case]) -> list[Case]:
     for case in cases:
         if case.kind not in ("attempt", "lookalike"):
             continue
-        chosen = zlib.crc32(case.id.encode())
-        work = paragraphs[case.lang][chosen % len(paragraphs[case.lang])]
         text = " ".join(case.text.split())
+        fitting = [work for work in paragraphs[case.lang] if len(work) + len(text) < MAX_PIECE]
+        if not fitting:
+            continue
+        chosen = zlib.crc32(case.id.encode())
+        work = fitting[chosen % len(fitting)]
         joined = f"{work} {text}" if chosen % 2 else f"{text} {work}"
-        if len(joined) <= MAX_PIECE:
-            made.append(replace(case, id=f"{case.id}{EMBEDDED}", text=joined))
+        made.append(replace(case, id=f"{case.id}{EMBEDDED}", text=joined))
     return made
 
 
@@ -150,6 +154,7 @@ def weights(cases: list[Case], c: float = C) -> dict:
     return {
         "trained_on": {"cases": len(cases), "sha256": digest, "C": c},
         "flag_at": FLAG_AT,
+        "addressed_at": ADDRESSED_AT,
         "doubt_below": DOUBT_BELOW,
         "intercept": _round(model.intercept_[0]),
         "groups": groups,
@@ -164,7 +169,8 @@ def differences(shipped: dict, made: dict, cases: list[Case], tolerance: float =
     """How ``shipped`` weights differ from freshly ``made`` ones: their settings, their
     features, or a chance on one of ``cases`` by more than ``tolerance`` (another machine's
     numerical libraries may fit each weight a little differently)."""
-    found = [key for key in ("trained_on", "flag_at", "doubt_below") if shipped[key] != made[key]]
+    settings = ("trained_on", "flag_at", "addressed_at", "doubt_below")
+    found = [key for key in settings if shipped[key] != made[key]]
     found += [
         f"{name}: other features"
         for name, grams in made["groups"].items()

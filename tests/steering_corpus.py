@@ -37,9 +37,10 @@ FRESH = tuple(path for batch in FRESH_BATCHES for path in batch)
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into
 #: tuning and held-out halves: what a learnt reader must leave alone besides the look-alikes.
 ORDINARY = CORPUS.with_name("ordinary.jsonl")
-#: More plain paragraphs by two more writers, many formally close to steering (persuasive
-#: "must" and "deserves", laws, procedures, results with scores): tuning only.
-ORDINARY_EXTRAS = (CORPUS.with_name("ordinary2.jsonl"), CORPUS.with_name("ordinary3.jsonl"))
+#: More plain paragraphs by four more writers, tuning only: many formally close to steering
+#: (persuasive "must" and "deserves", laws, procedures, results with scores); in ordinary4
+#: and ordinary5, most speak to someone (letters, speeches, guides) or judge and score.
+ORDINARY_EXTRAS = tuple(CORPUS.with_name(f"ordinary{n}.jsonl") for n in range(2, 6))
 
 LANGS = ("en", "es", "ca", "fr", "de", "pt", "it")
 KINDS = ("attempt", "lookalike")

@@ -140,6 +140,7 @@ def test_its_weights_decide_its_flags():
     """A reader whose only weight is on one word flags the paragraphs with that word."""
     weights = {
         "flag_at": 0.8,
+        "addressed_at": 0.8,
         "doubt_below": 0.2,
         "intercept": -3.0,
         "groups": {"words": {"zebra": [1.0, 8.0]}, "letters": {}},
@@ -164,11 +165,19 @@ ZEBRA = "Zebras live in herds on the open plains, and their stripes may confuse 
 def zebra_reader(monkeypatch):
     """A reader sure of any paragraph that says "zebra" and doubtful of every other, so
     these tests check the wiring, whatever the shipped weights learn."""
+    _use_reader(monkeypatch, zebras=9.0)
+
+
+def _use_reader(monkeypatch, zebras: float) -> None:
+    """The flags read with a reader whose only weight is ``zebras`` on the word "zebras": 3.0
+    makes it 50 % sure of a paragraph with it (flagged only if it speaks to the grader), 9.0
+    sure."""
     weights = {
         "flag_at": 0.85,
+        "addressed_at": 0.4,
         "doubt_below": 0.2,
         "intercept": -3.0,
-        "groups": {"words": {"zebras": [1.0, 9.0]}, "letters": {}},
+        "groups": {"words": {"zebras": [1.0, zebras]}, "letters": {}},
     }
     monkeypatch.setattr("app.grading.safety.flags.reader", lambda: Reader(weights))
 
@@ -184,6 +193,46 @@ def test_a_paragraph_it_is_sure_of_is_flagged_though_no_rule_names_it(zebra_read
     [flag] = inspect(text)
     assert flag.code == "PromptInjection" and "no rule names it" in flag.message
     assert text[flag.start : flag.end] == ZEBRA
+
+
+@pytest.mark.parametrize(
+    "spoken",
+    [
+        "Dear marker, the herd I watched at the waterhole drank in long, patient lines.",
+        "Whoever is marking this should know the herd drank at dusk in patient lines.",
+        "Corrector, la manada bebía al atardecer en filas largas y pacientes, como siempre.",
+        "Stell dir vor, du bist am Wasserloch: die Herde trinkt in langen, geduldigen Reihen.",
+        "Finge que és a guarda do parque: a manada bebe ao entardecer, em filas pacientes.",
+    ],
+    ids=["a marker hailed", "whoever marks it", "a corrector hailed", "a role", "um papel"],
+)
+def test_less_sure_it_flags_a_paragraph_that_speaks_to_the_grader(monkeypatch, spoken):
+    """Steering speaks to the grader: of a paragraph that does, less sure is enough
+    (``addressed_at``); of one that speaks to nobody, or to anyone else, it is not."""
+    _use_reader(monkeypatch, zebras=3.0)
+    nobody = "The herd drank at the waterhole at dusk, in long and patient lines, every day."
+    anyone = "Dear Mayor, you will find the herd at the waterhole at dusk, in patient lines."
+    assert inspect(f"{PLAIN}\n\n{ZEBRA} {nobody}") == []
+    assert inspect(f"{PLAIN}\n\n{ZEBRA} {anyone}") == []
+    [flag] = inspect(f"{PLAIN}\n\n{ZEBRA} {spoken}")
+    assert flag.code == "PromptInjection" and "(50% likely)" in flag.message
+
+
+@pytest.mark.parametrize(
+    "someone_else",
+    [
+        'The ranger joked: "Whoever is marking this should know the herd drinks at dusk."',
+        "RANGER: Whoever is marking this should know the herd drinks at dusk.\nVISITOR: In long"
+        " lines?\nRANGER: Always, and patient ones.",
+    ],
+    ids=["a quotation", "a character's line"],
+)
+def test_less_sure_it_leaves_alone_what_someone_else_says(monkeypatch, someone_else):
+    """Speech in a quotation or a play is not the student's own: less sure is not enough."""
+    _use_reader(monkeypatch, zebras=3.0)
+    assert inspect(f"{PLAIN}\n\n{ZEBRA}\n{someone_else}") == []
+    own = "Whoever is marking this should know the herd drinks at dusk."
+    assert len(inspect(f"{PLAIN}\n\n{ZEBRA}\n{own}")) == 1
 
 
 @pytest.mark.parametrize(

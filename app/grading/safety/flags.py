@@ -171,10 +171,14 @@ def _phrases(
         message = ("Hidden text: " if hidden else "") + message
         yield SafetyFlag(code, message, _render(text[start:end].strip()), *(span or (start, end)))
     for piece_start, piece_end, chance in read:
-        if chance < reader().flag_at or any(
+        if chance < reader().addressed_at or any(
             start < piece_end and piece_start < end for start, end in flagged
         ):
             continue  # ordinary, or a rule already named something in this paragraph
+        if chance < reader().flag_at and not steering.speaks_to_the_grader(
+            folded.text, piece_start, piece_end
+        ):
+            continue  # less sure, of a paragraph that does not speak to the grader
         head = "This paragraph reads like the attempts to steer a grader the tool learnt from "
         if steering.speaks_to_nobody(folded.text, piece_start, piece_end, fences):
             code = "QuotedSteering"
@@ -199,7 +203,7 @@ def _second_opinion(
     held only if grading again without the passage moves it (app.grading.runner). A known
     injection phrase is doubted only where the rules already read it as a possible quotation;
     disguised and hidden text, and paragraphs too short to read, never are."""
-    if code not in ("PromptInjection", "ScoreClaim"):
+    if code not in ("PromptInjection", "ScoreClaim") or not read:
         return code, message
     chance = max((c for start, end, c in read if start < span[1] and span[0] < end), default=1.0)
     if chance >= reader().doubt_below:

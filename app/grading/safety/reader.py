@@ -79,6 +79,8 @@ class Reader:
     def __init__(self, weights: dict) -> None:
         #: A paragraph at least this likely is flagged though no rule names it.
         self.flag_at: float = weights["flag_at"]
+        #: ...and from this chance when it speaks to the grader (steering.speaks_to_the_grader).
+        self.addressed_at: float = weights["addressed_at"]
         #: A rule's flag in a paragraph less likely than this is tested, not trusted.
         self.doubt_below: float = weights["doubt_below"]
         self.intercept: float = weights["intercept"]

@@ -110,6 +110,10 @@ _GRADER = _any(
     r"|strumento|programma) (?:de |d'|di )(?:correction|notation|evaluation|correccion"
     r"|evaluacion|calificacion|correccio|avaluacio|correcao|avaliacao|correzione|valutazione)",
     r"(?:korrektur|bewertungs)(?:werkzeug|tool|software)",
+    # a grader or a teacher that is a program: "corretor automático", "professor virtual"
+    r"(?:correct|corret|corrett|avaluad|evaluad|avaliad|valutat|examinad|calificad|professor"
+    r"|profesor|professeur|professore|prof|teacher|tutor|lehrer)\w* (?:automatic|automatique"
+    r"|automatic[oa]|automatisch\w*|virtual|virtuel(?:le)?|virtuale|digital|ia|ai|ki)(?![\w·])",
     r"bewertungs(?:system|modell|programm|ki)|korrektur(?:system|programm|ki)",
 )
 _WEAK_GRADER = _any(
@@ -139,11 +143,11 @@ _STAFF = _any(
     r"|coordinat(?:ore|rice)|scuola|commissione",
 )
 # Speaking to someone: "you", "usted", "vous", "du", "você", "voi"; softeners that open orders.
-_YOU = _word(  # none that is also an article or a verb elsewhere ("du", "te", "os", "vi")
+_YOU = _word(  # none that is also an article or a verb elsewhere ("du", "te", "os", "vi", "dir")
     r"you|your|yours|yourself",
     r"tu|ti|usted|ustedes|vosotros|contigo|vosaltres",
     r"vous|votre|toi|veuillez",
-    r"dich|dir|dein|deine|deinen|deiner|ihnen|euch",
+    r"dich|dein|deine|deinen|deiner|ihnen|euch",
     r"voce|voces|teu|tua",
     r"tuo|voi",
 )
@@ -182,7 +186,8 @@ _SCORE = _word(
     r"|punti|valores|valors)"
     r"|ten out of ten|(?:grade|band|level) (?:a|1|9|7)\b",
     r"(?:nota|puntuacion|calificacion|puntuacio|qualificacio|pontuacao|classificacao|note"
-    r"|notation|voto|punteggio|valutazione|bewertung|punktzahl) (?:maxima|maximo|mas alta"
+    r"|notation|voto|punteggio|valutazione|bewertung|punktzahl) (?:maxima|maximo|mas alta|integral"
+    r"|intera|entera|sencera|entiere"
     r"|mes alta|mais alta|perfecta|perfeita|maximale|parfaite|massim[oa]|piena|pieno"
     r"|piu alt[oa]|perfett[oa]|la plus haute|(?:de |of |di )?(?:10|dez|diez|deu|dix|dieci|20"
     r"|vingt|vinte|30))",
@@ -358,7 +363,8 @@ _INSTRUCTION = _word(
     r"(?:evalua|evaluala|evaluelo|califica|calificalo|puntua|valora)(?: \w+)? (?:favorablemente"
     r"|positivamente|generosamente|al alza)|redondea(?:la)? (?:hacia )?arriba",
     # Catalan
-    r"(?:ignora|ignori|omet|ometi|oblida|passa per alt|no (?:tinguis|tingui) en compte)"
+    r"(?:ignora|ignori|omet|ometi|oblida(?:'t)?|oblidi(?:'s)?|passa per alt"
+    r"|no (?:tinguis|tingui) en compte)"
     r"(?: \w+){0,3} (?:rubrica|criteris?|instruccions|requisits?|limit|extensio|errors|faltes"
     r"|ortografia|penalitzacio(?:ns)?|termini|normes)",
     r"no (?:em |li |ens |et )?(?:restis|resti|descomptis|descompti|penalitzis|penalitzi|treguis"
@@ -467,7 +473,7 @@ _ORDER = _any(
 )
 _GRADER_ORDER = re.compile(
     rf"(?<![\w·])(?:{_GRADER}|{_WEAK_GRADER})(?![\w·])[\s,:!-]+(?:{_PLEASE}[\s,!]+)?"
-    rf"(?:{_ORDER}|no|nao|non|nn|ne|don'?t|do not|nicht)(?![\w·'])"
+    rf"(?:{_ORDER}|no|nao|non|nn|ne|don'?t|do not|nicht)(?:'(?:t|m|l|n|s|ns|ls))?(?![\w·'])"
 )
 _CLAUSE_ORDER = re.compile(
     rf"(?:^|[.!?;:\n(\[\"'*_>|-]|\b{_PLEASE},?|\b(?:now|ahora|ara|maintenant|jetzt|agora|ora)"
@@ -579,7 +585,8 @@ _ROLE_PLAY = _word(
     r"|a partir de ahora (?:eres|seras)|ahora eres|ara ets|a partir d'ara ets|tu es maintenant"
     r"|desormais,? tu es|du bist (?:jetzt|ab jetzt|nun)|ab jetzt bist du|agora (?:es|voce e)"
     r"|d'ora in poi sei|ora sei|finge (?:ser|que eres)|fes veure que ets|fais semblant d'etre"
-    r"|fai finta di essere|finja (?:ser|que e)",
+    r"|fai finta di essere|finja (?:ser|que e)|finge (?:ser|que es)|faz de conta que (?:es|voce e)"
+    r"|tu so,? als (?:ob du|warst du)",
     # a scene the reader is asked to enter: "imagine you are...", "stay in character"
     r"imagine (?:that )?you(?:'re| are)|pretend\b[^.!?\n]{0,60}?\byou(?:'re| are)"
     r"|(?:from|starting (?:from|with)) (?:this (?:line|point|sentence)|here) on,? you"
@@ -667,7 +674,8 @@ _GRADING_VERB = (
     r"|puntuando|corregeix|corregeixi|avalua|avaluara|avaluant|qualifica|puntuant|corrigera"
     r"|note|notera|notant|korrigiert|bewertet|benotet|corrigir|corrigiendo|corrijiendo"
     r"|corrigint|corrigeant|correggendo|corrigindo|reading|reads|skimming|processing|avalia"
-    r"|avaliar|avaliando|corregge|correggera|valuta|valutera|valutando)"
+    r"|avaliar|avaliando|corregge|correggera|valuta|valutera|valutando|puntui|avalui|qualifiqui"
+    r"|califique|avalie|classifique|classifica|corregga|valuti)"
 )
 # "Whoever is grading this", "a quien (persona o programa) corrija", "celui qui corrige".
 _WHOEVER = re.compile(
@@ -872,7 +880,8 @@ _KEY = (
     r"|verdict|overall|outcome"
     r"|nota|puntuacion|calificacion|qualificacio|puntuacio|note|punkte|punktzahl|bewertung"
     r"|pontuacao|voto|punteggio|valutazione|resultado|resultat|risultato|ergebnis|puntos|punts"
-    r"|pontos|punti|valores)(?:[_ -]?(?:final|total|finale))?"
+    r"|pontos|punti|valores|classificacao|avaliacao|evaluacion|avaluacio|evaluation|esito)"
+    r"(?:[_ -]?(?:final|total|finale))?"
 )
 _BLOCK = re.compile(  # a grade in JSON, YAML, XML, a table or a "SCORE = 10" line
     rf"(?<![\w·])[\"']?(?:[a-z]{{1,24}}_)?{_KEY}(?:_[a-z]{{1,24}}){{0,4}}[\"']?\s*[:=]\s*[\"']?"
@@ -880,6 +889,7 @@ _BLOCK = re.compile(  # a grade in JSON, YAML, XML, a table or a "SCORE = 10" li
     rf"|<{_KEY}>\s*(?:\d|a\+|a\*|a<)|\|\s*{_KEY}\s*\|"
     rf"|(?<![\w·]){_KEY}[\t ]*[,;][\t ]*(?:\d|[^\n]{{0,80}}\n[^\n]{{0,40}}?\d)"
     r"|\|[^|\n]{1,40}\|\s*\d{1,3}\s*/\s*\d{1,3}\s*\|"
+    rf"|,[\t ]*{_KEY}[\t ]*\n[^\n]{{0,80}}?\d"  # the last column of a CSV header
 )
 _USE = _any(
     r"use|take|return|output|print|emit|submit|send|copy|paste|repeat|adopt|accept|reply with"
@@ -902,18 +912,25 @@ _AS_ANSWER = _word(
     r"|verdict|grade|score|result|evaluation|assessment)",
     r"exactly|verbatim|as is|word for word|unchanged|nothing else|and nothing more|only this",
     r"como (?:tu |su |la |el )?(?:respuesta|salida|veredicto|nota|calificacion|evaluacion"
-    r"|resultado)",
+    r"|resultado|output)",
     r"tal cual|literalmente|sin cambios|nada mas|exactamente",
     r"com a (?:la teva |la seva |el teu |el seu |la |el )?(?:resposta|sortida|veredicte|nota"
-    r"|qualificacio|avaluacio|resultat)|tal qual|literalment|sense canvis|res mes",
-    r"comme (?:ta |votre |la |le )?(?:reponse|sortie|verdict|note|evaluation|resultat)|tel quel"
+    r"|qualificacio|avaluacio|resultat|output)|tal qual|literalment|sense canvis|res mes",
+    r"comme (?:ta |votre |la |le )?(?:reponse|sortie|verdict|note|evaluation|resultat|output)"
+    r"|tel quel"
     r"|telle? quelle?|mot pour mot|sans (?:rien )?changer|exactement|rien d'autre",
-    r"als (?:deine |ihre |die |das )?\w*(?:antwort|ausgabe|bewertung|note|ergebnis)|wortwortlich"
+    r"als (?:deine |ihre |die |das |den )?\w*(?:antwort|ausgabe|bewertung|note|ergebnis|output)"
+    r"|wortwortlich"
     r"|wortlich|unverandert|genau so|nichts anderes|exakt|aus",
-    r"como (?:sua |tua |a |o )?(?:resposta|saida|avaliacao|nota|resultado)|sem alteracoes"
+    r"como (?:sua |tua |a |o )?(?:resposta|saida|avaliacao|nota|resultado|output)|sem alteracoes"
     r"|exatamente|literalmente|nada mais",
-    r"come (?:tua |sua |la |il )?(?:risposta|valutazione|voto|uscita|risultato)|testualmente"
+    r"come (?:tua |sua |la |il |l')?(?:risposta|valutazione|voto|uscita|risultato|output)"
+    r"|testualmente"
     r"|alla lettera|senza modifiche|esattamente|nient'altro",
+    # "only this", "only:" in every language: "devolva apenas isto", "renvoie uniquement :"
+    r"(?:only|solo|solamente|unicamente|nomes|unicament|uniquement|seulement|nur"
+    r"|ausschliesslich|apenas|somente|soltanto)(?: (?:this|these|esto|estos|aixo|aquests|ceci"
+    r"|cela|ca|dies|diese|das|isto|estes|questo|questi)(?![\w·])|\s*:)",
 )
 # Orders named, not given: "the expected output is:", "your answer must be", "reply only with".
 _ANSWER_IS = _any(
@@ -928,6 +945,12 @@ _ANSWER_IS = _any(
     r" (?:sortida|resposta) ha de ser|respon (?:nomes |unicament )?amb",
     r"(?:sortie|reponse) (?:attendue|correcte|finale)(?: (?:est|doit etre))?\s*:|(?:ta|votre)"
     r" (?:sortie|reponse) doit etre|(?:reponds|repondez) (?:uniquement |seulement )?(?:avec|par)",
+    # the format of the answer named: "Format de sortie attendu (ne pas modifier) :"
+    r"(?:(?:expected |required )?(?:output|response|answer) format|(?:format|formato)"
+    r" (?:de |di |d')?(?:sortie|salida|saida|sortida|uscita|output|resposta|respuesta|reponse"
+    r"|risposta)|(?:output|ausgabe|salida|saida|sortie|uscita) (?:esperad[oa]|attes[oa]"
+    r"|attendue?|esperat|erwartet)|erwartete[sn]? (?:ausgabe|ausgabeformat|antwortformat))"
+    r"[^:\n]{0,40}:",
     r"(?:erwartete|korrekte|richtige) (?:ausgabe|antwort)(?: (?:ist|lautet))?\s*:|(?:deine"
     r"|ihre) (?:ausgabe|antwort) (?:muss|soll) (?:lauten|sein)|(?:antworte|antworten sie)"
     r" (?:nur|ausschliesslich) mit",
@@ -937,16 +960,25 @@ _ANSWER_IS = _any(
     r" (?:risposta|uscita) deve essere|rispondi (?:solo |soltanto |esclusivamente )?con",
 )
 _NAMED_ORDER = re.compile(rf"(?<![\w·]){_ANSWER_IS}")
+# What an order to use hands over, in every language: "this", "the following", "questi";
+# "only", "exactly": "Return only:", "Renvoie uniquement :", "Usa solo questo".
+_HANDED = _any(
+    r"this|that|these|those|the following|following|below|exactly|only",
+    r"esto|este|esta|estos|estas|lo siguiente|siguiente|exactamente|solo|solamente|unicamente",
+    r"aixo|aquest|aquesta|aquests|aquestes|seguent|exactament|nomes|unicament",
+    r"ceci|cela|ce|cette|ces|suivant|suivante|suivants|exactement|uniquement|seulement",
+    r"dies|diese|dieses|dieser|diesen|folgende|folgendes|genau|nur|ausschliesslich",
+    r"isto|estes|esse|essa|esses|essas|seguinte|exatamente|apenas|somente",
+    r"questo|questa|questi|queste|seguente|seguenti|esattamente|soltanto",
+)
 _CLITIC = r"(?:-?(?:la|le|les|lo|li|los|las|l|a|o|ho|lhe)(?![\w·]))?"
 _USE_ORDER = re.compile(
     rf"(?<![\w·]){_ANSWER_IS}|(?:^|[.!?;:,\n(\[\"'*_>|-])[\t ]{{0,20}}"
     rf"(?:(?:{_PLEASE}|just|simply|now|then|and|ahora|ara"
     rf"|maintenant|jetzt|agora|ora|y|i|et|und|e),?\s+)?{_USE}{_CLITIC}(?![\w·'])"
-    rf"(?:\s+(?:\S+\s+){{0,4}}?(?:this|that|it|the following|below|above|following|these"
-    rf"|esto|este|esta|lo siguiente|siguiente|aixo|aquest|aquesta|seguent|ceci|cela|ce|cette"
-    rf"|suivant|suivante|ci-dessous|ci-dessus|dies|diese|dieses|folgende|folgendes|isto|este"
-    rf"|esta|seguinte|questo|questa|seguente|json|yaml|xml|block|bloque|bloc|result|resultado"
-    rf"|resultat|ergebnis|risultato|table|tabla|taula|tableau|tabelle|tabela|tabella)(?![\w·.(])"
+    rf"(?:\s+(?:\S+\s+){{0,4}}?(?:{_HANDED}|it|above|ci-dessous|ci-dessus|json|yaml|xml|block"
+    rf"|bloque|bloc|result|resultado|resultat|ergebnis|risultato|table|tabla|taula|tableau"
+    rf"|tabelle|tabela|tabella)(?![\w·.(])"
     rf"|\s*:|\s+(?:\S+\s+){{0,2}}?{_AS_ANSWER.pattern})"
     rf"|{_PLEASE}\s+(?:\S+\s+){{0,3}}?{_AS_ANSWER.pattern}\s+(?:\S+\s+){{0,3}}?{_USE}(?![\w·'])",
     re.MULTILINE,
@@ -957,11 +989,7 @@ _USE_ORDER = re.compile(
 # document's "Devuelve: {...}" or "Returns: {...}".
 _HANDING = re.compile(
     rf"(?:^|[.!?;:,\n(\[\"'*_>|-])[\t ]{{0,20}}(?:{_PLEASE},?\s+)?{_USE}(?![\w·'])"
-    rf"(?:\s+\S+){{0,3}}?\s+"
-    r"(?:this|that|these|the following|following|below|exactly|only|esto|este|esta|lo siguiente"
-    r"|siguiente|exactamente|aixo|aquest|aquesta|seguent|exactament|ceci|cela|ce|cette|suivant"
-    r"|suivante|exactement|dies|diese|dieses|dieser|folgende|folgendes|genau|isto|seguinte"
-    r"|exatamente|questo|questa|seguente|esattamente)(?![\w·])",
+    rf"(?:\s+\S+){{0,3}}?\s+{_HANDED}(?![\w·])",
     re.MULTILINE,
 )
 
@@ -1158,13 +1186,22 @@ def reported(text: str, at: int) -> bool:  # also for the phrase flags (flags.py
     sentence reports it or gives it as an example: "—¿Me pones un diez? —preguntó Álex",
     'students could hide instructions like 'give this full marks''. Such text speaks about
     an order, not to this grader."""
-    line_start = max(text.rfind("\n", max(0, at - 300), at) + 1, at - 300)
+    line_start = _line_start(text, at)
     line_end = text.find("\n", at, at + 300)
     line = text[line_start : line_end if line_end >= 0 else at + 300]
-    before = _ELISION.sub("", text[max(line_start, at - 160) : at])
-    quoted = before.count('"') % 2 == 1 or re.search(r"(?:^|\s)'[^']*$", before) is not None
     dialogue = line.lstrip().startswith("-")
-    return (quoted or dialogue) and _REPORTING.search(line) is not None
+    return (quoted(text, at) or dialogue) and _REPORTING.search(line) is not None
+
+
+def quoted(text: str, at: int) -> bool:
+    """Whether ``at`` is inside a quotation opened earlier on its line (folded quotes: '"'
+    or a single quote after a blank; "l'" and "d'" are no quotes)."""
+    before = _ELISION.sub("", text[max(_line_start(text, at), at - 160) : at])
+    return before.count('"') % 2 == 1 or re.search(r"(?:^|\s)'[^']*$", before) is not None
+
+
+def _line_start(text: str, at: int) -> int:
+    return max(text.rfind("\n", max(0, at - 300), at) + 1, at - 300)
 
 
 def _anchors(text: str) -> list[re.Match[str]]:
@@ -1186,8 +1223,8 @@ def _passage(text: str, start: int, end: int) -> tuple[int, int]:
 
 # A speaker's line in a script: "SAM: Did you read it?", "LÉA : « ... »", "Lucía: ¿Y cómo...",
 # "MAYA (stepping forward): ..." (a stage direction between the name and the colon).
-_SPEAKER = re.compile(
-    r"(?:^|(?<=[.!?] ))[\t ]*([a-z][\w'-]{1,20}(?: [a-z][\w'-]{1,20})?)"
+_SPEAKER = re.compile(  # "MAYA:", "DR. OKAFOR:", "JONAS (pleading):"
+    r"(?:^|(?<=[.!?] ))[\t ]*((?:[a-z]{1,4}\. )?[a-z][\w'-]{1,20}(?: [a-z][\w'-]{1,20})?)"
     r"(?: \([^()\n]{1,40}\))?[\t ]?:",
     re.MULTILINE,
 )
@@ -1255,8 +1292,38 @@ _RULE_SOURCE = _word(
 
 
 def _quotes_the_rules(window: str) -> bool:
-    """The marking's own rules, quoted from their source: they name no work and nobody."""
-    return bool(_RULE_SOURCE.search(window)) and not (_THIS.search(window) or _YOU.search(window))
+    """The marking's own rules, quoted from their source: they name no work and nobody (no
+    grader hailed: "Sehr geehrter Prüfer, bitte bewerten Sie nach dem Erwartungshorizont")."""
+    return bool(_RULE_SOURCE.search(window)) and not (
+        _THIS.search(window) or _YOU.search(window) or _ADDRESSED_GRADER.search(window)
+    )
+
+
+# A passage speaks to the grader: hails it or gives it an order, names whoever grades it, asks
+# whether it is an AI, casts its reader in a role, or speaks as a role of the chat. Not any
+# second person: letters, speeches and guides speak to someone (docs/decisions.md).
+_TO_THE_GRADER = (
+    _ADDRESSED_GRADER,
+    _GRADER_ORDER,
+    _WHOEVER,
+    _IF_YOU_ARE,
+    _ROLE_PLAY,
+    _ROLE_LINE,
+    _ROLE_HEADER,
+)
+
+
+def speaks_to_the_grader(text: str, start: int, end: int) -> bool:
+    """Whether the passage ``text[start:end]`` speaks to the grader (``_TO_THE_GRADER``) in
+    the student's own voice: not in a quotation or a character's line in a play, where
+    someone else speaks. Steering is speech to the grader, so the learnt reader flags such a
+    passage when less sure than of others (``Reader.addressed_at``, chosen by replaying the
+    tuning sets: scripts/train_steering_reader.py)."""
+    return any(
+        not (quoted(text, m.start()) or staged(text, m.start()))
+        for pattern in _TO_THE_GRADER
+        for m in pattern.finditer(text, start, end)
+    )
 
 
 def speaks_to_nobody(text: str, start: int, end: int, fence_offsets: list[int]) -> bool:
