@@ -36,11 +36,12 @@ from app.grading.safety.reader import (  # noqa: E402
 )
 from tests.steering_corpus import Case, held_out, load, ordinary  # noqa: E402
 
-#: Inverse regularisation and the two thresholds (app.grading.safety.reader.Reader), chosen
-#: by replaying each tuning set against the rules as they were before it and a reader trained
+#: Inverse regularisation and the thresholds (app.grading.safety.reader.Reader), chosen by
+#: replaying each tuning set against the rules as they were before it and a reader trained
 #: without it (bench/bench_steering_reader.py): FLAG_AT is the lowest at which, with the
 #: doubt, no set has more look-alikes held than under the rules alone, and at most 1 % of the
-#: plain coursework paragraphs are flagged by a reader trained without their file.
+#: plain coursework paragraphs are flagged by a reader trained without their file; then
+#: ADDRESSED_AT, for a paragraph that speaks to the grader, the lowest that keeps both.
 C = 10.0
 FLAG_AT = 0.8
 ADDRESSED_AT = 0.6

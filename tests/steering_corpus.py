@@ -27,11 +27,12 @@ EXTRA3 = CORPUS.with_name("extra3.jsonl")
 #: committed before the learnt reader was trained on it (tests/data/steering/README.md says
 #: what each one covers).
 EXTRAS = (EXTRA, EXTRA2, EXTRA3, *(CORPUS.with_name(f"extra{n}.jsonl") for n in range(4, 26)))
-#: Fresh held-out sets: every line "heldout", never read by load(), trained or tuned on. Two
-#: batches, each committed before the detector last changed and measured once after: the
-#: newest batch is the blind one (tests/data/steering/README.md).
+#: Fresh held-out sets: every line "heldout", never read by load(), trained or tuned on. Three
+#: batches, each committed before the detector changed and measured once after; fresh1-6 were
+#: then read item by item (spent), fresh7-9 is the blind one (tests/data/steering/README.md).
 FRESH_BATCHES = tuple(
-    tuple(CORPUS.with_name(f"fresh{n}.jsonl") for n in batch) for batch in ((1, 2, 3), (4, 5, 6))
+    tuple(CORPUS.with_name(f"fresh{n}.jsonl") for n in batch)
+    for batch in ((1, 2, 3), (4, 5, 6), (7, 8, 9))
 )
 FRESH = tuple(path for batch in FRESH_BATCHES for path in batch)
 #: Plain coursework paragraphs (no attempt, most with no grading words at all), split into

@@ -46,11 +46,14 @@ def test_the_held_out_half_reaches_the_target():
     [
         0,
         pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=MISSED.format(93.8, 0.4))),
+        2,
     ],
-    ids=["fresh1-3", "fresh4-6"],
+    ids=["fresh1-3", "fresh4-6", "fresh7-9"],
 )
 def test_the_fresh_held_out_sets_reach_the_target(batch):
-    """Writers nobody had read, each batch committed before the detector last changed."""
+    """Writers nobody had read, each batch committed before the detector changed. fresh7-9
+    is the blind one (first look: 96.0 %, 0 %); fresh1-6 were read item by item while the
+    fifth pass was built, and fresh4-6 still falls short (tests/data/steering/README.md)."""
     detected, false = rates(fresh(batch))
     assert detected >= TARGET_DETECTED and false <= TARGET_FALSE, (detected, false)
 

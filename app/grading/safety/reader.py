@@ -7,11 +7,12 @@ every attempt needs from small vocabularies, and the next student's phrasing fal
 them (each new writer's set: 22–81 % caught before the rules met it). Word pairs and letter
 groups (``"korrekt"``, ``"rubri"``, ``'"score'``) carry over to wordings nobody listed:
 replaying the rules as they stood before each tuning set, this reader (trained without that
-set) adds 14–41 points of attempts caught (``bench/bench_steering_reader.py``).
+set) adds 14–48 points of attempts caught (``bench/bench_steering_reader.py``).
 
 It reads runs of paragraphs the size of the passages it learnt from, never single sentences:
 out of their paragraph, ordinary sentences about graders and scores look like attempts far
-more often. It never changes a score. It flags what it is sure of; where it finds a
+more often. It never changes a score. It flags what it is sure of, and a paragraph that speaks
+to the grader (steering.speaks_to_the_grader) when fairly sure; where it finds a
 paragraph ordinary, a class rule's flag there is tested rather than held
 (:mod:`~app.grading.safety.flags`). Its weights are data (``reader.json``), loaded once per
 process; scoring is pure Python, so the tool needs no numerical library at run time.
