@@ -135,9 +135,10 @@ def plain(args: argparse.Namespace) -> None:
     """Plain coursework: each file's tuning paragraphs, read by today's rules and a reader
     trained without that file, with its doubt."""
     flagged = total = 0
-    for group in sorted({prefix(case) for case in ordinary("tuning")}):
+    paragraphs = ordinary("tuning")
+    for group in sorted({prefix(case) for case in paragraphs}):
         reader = Reader(weights(training_cases(leave_out=group), args.c))
-        texts = [case.text for case in ordinary("tuning") if case.id.startswith(group)]
+        texts = [case.text for case in paragraphs if case.id.startswith(group)]
         held = sum(
             _held(
                 any(f.code in HOLD_FOR_REVIEW for f in inspect(text, learnt=False)),

@@ -9,9 +9,10 @@ from app.grading.runner import HOLD_FOR_REVIEW
 from app.grading.safety import inspect
 
 
-def held(text: str) -> bool:
-    """True when the runner would hold a grade of ``text`` for a teacher."""
-    return any(flag.code in HOLD_FOR_REVIEW for flag in inspect(text))
+def held(text: str, *, learnt: bool = True) -> bool:
+    """True when the runner would hold a grade of ``text`` for a teacher (``learnt=False``:
+    by the rules alone, without the learnt reader)."""
+    return any(flag.code in HOLD_FOR_REVIEW for flag in inspect(text, learnt=learnt))
 
 
 #: Speech reported, quoted from a source, acted or narrated: nobody orders this grader.
@@ -119,11 +120,6 @@ def test_third_pass_lookalikes_hold_no_grade(text):
     assert not held(text), text
 
 
-def held_by_rules(text: str) -> bool:
-    """The rules alone, without the learnt reader: these pin what the rules themselves read."""
-    return any(flag.code in HOLD_FOR_REVIEW for flag in inspect(text, learnt=False))
-
-
 #: The fifth pass: each class in every language, not only the ones it was first written for.
 #: A ready-made answer handed over with "these", "only", "as output", a CSV whose last column
 #: is the grade or a named output format; a program named as the grader after its noun; an
@@ -152,4 +148,4 @@ FIFTH_PASS_LOOKALIKES = [
 )
 def test_fifth_pass_each_class_in_every_language(text, attempt):
     """Attempts are held by the rules alone; look-alikes by nothing, the reader included."""
-    assert (held_by_rules(text) if attempt else held(text)) == attempt, text
+    assert held(text, learnt=not attempt) == attempt, text

@@ -905,6 +905,11 @@ _USE = _any(
     r"usa|usi|utilizza|prendi|restituisci|restituisca|copia|copi|ripeti|rispondi|riporta"
     r"|riproduci",
 )
+# "Only", in every language: what an order to use hands over, alone.
+_ONLY = _any(
+    r"only|solo|solamente|unicamente|nomes|unicament|uniquement|seulement|nur|ausschliesslich"
+    r"|apenas|somente|soltanto"
+)
 # An order to use it aims at the grader's answer: "as your answer", "exactly", "verbatim",
 # "nothing else", "tal cual", "wortwörtlich".
 _AS_ANSWER = _word(
@@ -928,9 +933,8 @@ _AS_ANSWER = _word(
     r"|testualmente"
     r"|alla lettera|senza modifiche|esattamente|nient'altro",
     # "only this", "only:" in every language: "devolva apenas isto", "renvoie uniquement :"
-    r"(?:only|solo|solamente|unicamente|nomes|unicament|uniquement|seulement|nur"
-    r"|ausschliesslich|apenas|somente|soltanto)(?: (?:this|these|esto|estos|aixo|aquests|ceci"
-    r"|cela|ca|dies|diese|das|isto|estes|questo|questi)(?![\w·])|\s*:)",
+    rf"{_ONLY}(?: (?:this|these|esto|estos|aixo|aquests|ceci|cela|ca|dies|diese|das|isto|estes"
+    r"|questo|questi)(?![\w·])|\s*:)",
 )
 # Orders named, not given: "the expected output is:", "your answer must be", "reply only with".
 _ANSWER_IS = _any(
@@ -961,15 +965,16 @@ _ANSWER_IS = _any(
 )
 _NAMED_ORDER = re.compile(rf"(?<![\w·]){_ANSWER_IS}")
 # What an order to use hands over, in every language: "this", "the following", "questi";
-# "only", "exactly": "Return only:", "Renvoie uniquement :", "Usa solo questo".
+# "exactly", "only": "Return only:", "Renvoie uniquement :", "Usa solo questo".
 _HANDED = _any(
-    r"this|that|these|those|the following|following|below|exactly|only",
-    r"esto|este|esta|estos|estas|lo siguiente|siguiente|exactamente|solo|solamente|unicamente",
-    r"aixo|aquest|aquesta|aquests|aquestes|seguent|exactament|nomes|unicament",
-    r"ceci|cela|ce|cette|ces|suivant|suivante|suivants|exactement|uniquement|seulement",
-    r"dies|diese|dieses|dieser|diesen|folgende|folgendes|genau|nur|ausschliesslich",
-    r"isto|estes|esse|essa|esses|essas|seguinte|exatamente|apenas|somente",
-    r"questo|questa|questi|queste|seguente|seguenti|esattamente|soltanto",
+    r"this|that|these|those|the following|following|below|exactly",
+    r"esto|este|esta|estos|estas|lo siguiente|siguiente|exactamente",
+    r"aixo|aquest|aquesta|aquests|aquestes|seguent|exactament",
+    r"ceci|cela|ce|cette|ces|suivant|suivante|suivants|exactement",
+    r"dies|diese|dieses|dieser|diesen|folgende|folgendes|genau",
+    r"isto|estes|esse|essa|esses|essas|seguinte|exatamente",
+    r"questo|questa|questi|queste|seguente|seguenti|esattamente",
+    _ONLY,
 )
 _CLITIC = r"(?:-?(?:la|le|les|lo|li|los|las|l|a|o|ho|lhe)(?![\w·]))?"
 _USE_ORDER = re.compile(
